@@ -1,0 +1,73 @@
+"""Accounts in Redis: registered users (argon2 password hashes) and guests.
+
+Keys: ``user:<id>`` hash (username, name, role, password hash),
+``username:<lowercased name>`` → id, claimed with SET NX so two sign-ups of
+one name cannot both win.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import secrets
+import time
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
+
+from services.kit.store import RedisClient
+from services.kit.tokens import Identity
+
+USERNAME = re.compile(r"^[A-Za-z0-9_.-]{3,24}$")
+MIN_PASSWORD, MAX_PASSWORD = 8, 128
+
+
+class AccountError(Exception):
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+class Accounts:
+    def __init__(self, redis: RedisClient) -> None:
+        self.redis = redis
+        self.hasher = PasswordHasher()
+        # Compared against when the user does not exist, so a login for an
+        # unknown name costs the same time as a wrong password.
+        self._decoy = self.hasher.hash(secrets.token_hex(16))
+
+    async def register(self, username: str, password: str) -> Identity:
+        if not USERNAME.match(username):
+            raise AccountError(422, "invalid_username", "username: 3-24 characters of letters, digits, _ . -")
+        if not MIN_PASSWORD <= len(password) <= MAX_PASSWORD:
+            raise AccountError(422, "invalid_password", f"password: {MIN_PASSWORD}-{MAX_PASSWORD} characters")
+        user_id = "u_" + secrets.token_hex(8)
+        if not await self.redis.set(f"username:{username.lower()}", user_id, nx=True):
+            raise AccountError(409, "username_taken", "that username is taken")
+        password_hash = await asyncio.to_thread(self.hasher.hash, password)
+        await self.redis.hset(  # type: ignore[misc]
+            f"user:{user_id}",
+            mapping={"username": username, "name": username, "role": "user", "password": password_hash,
+                     "created_at": time.time()},
+        )
+        return Identity(user_id, username, "user")
+
+    async def login(self, username: str, password: str) -> Identity:
+        user_id = await self.redis.get(f"username:{username.lower()}") if USERNAME.match(username) else None
+        stored = await self.redis.hmget(f"user:{user_id.decode()}", ["password", "name"]) if user_id else [None, None]  # type: ignore[misc]
+        password_hash = stored[0].decode() if stored[0] else self._decoy
+        try:
+            await asyncio.to_thread(self.hasher.verify, password_hash, password)
+        except (VerifyMismatchError, VerificationError, InvalidHashError):
+            raise AccountError(401, "bad_credentials", "wrong username or password") from None
+        if user_id is None or stored[0] is None:
+            raise AccountError(401, "bad_credentials", "wrong username or password")
+        return Identity(user_id.decode(), stored[1].decode(), "user")
+
+    async def guest(self, name: str | None) -> Identity:
+        user_id = "g_" + secrets.token_hex(8)
+        display = name if name and USERNAME.match(name) else f"guest-{user_id[2:8]}"
+        await self.redis.hset(  # type: ignore[misc]
+            f"user:{user_id}", mapping={"name": display, "role": "guest", "created_at": time.time()}
+        )
+        return Identity(user_id, display, "guest")

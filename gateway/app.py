@@ -1,0 +1,386 @@
+"""The HTTP + WebSocket API for web clients (FastAPI).
+
+Auth: ``Authorization: Bearer <access token>`` from /v1/auth/*. The same token
+is forwarded to the game services, which derive the caller's seat from it.
+"""
+
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Awaitable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Annotated, Any, TypeVar
+
+import grpc
+from fastapi import Depends, FastAPI, Request, WebSocket, WebSocketDisconnect
+from fastapi.responses import JSONResponse, Response
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from pydantic import BaseModel, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from gateway import metrics
+from gateway.accounts import AccountError, Accounts
+from gateway.games import BadGameInput, GameClient, event_json, load_clients, snapshot_json
+from gateway.settings import GatewaySettings
+from gateway.tables import PLAYING, TableError, Tables, public_table
+from rodada.common.v1 import match_pb2
+from services.kit.errors import error_reason
+from services.kit.store import connect
+from services.kit.tokens import (
+    Identity,
+    TokenError,
+    TokenSigner,
+    TokenVerifier,
+    load_or_create_signing_key,
+)
+
+T = TypeVar("T")
+RPC_TIMEOUT_SECONDS = 10.0
+WS_AUTH_TIMEOUT_SECONDS = 10.0
+PLATFORM = Identity("platform:gateway", "gateway", "platform")
+
+_HTTP_STATUS = {
+    grpc.StatusCode.UNAUTHENTICATED: 401,
+    grpc.StatusCode.PERMISSION_DENIED: 403,
+    grpc.StatusCode.NOT_FOUND: 404,
+    grpc.StatusCode.ALREADY_EXISTS: 409,
+    grpc.StatusCode.ABORTED: 409,
+    grpc.StatusCode.FAILED_PRECONDITION: 409,
+    grpc.StatusCode.INVALID_ARGUMENT: 422,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: 429,
+    grpc.StatusCode.UNAVAILABLE: 503,
+    grpc.StatusCode.DEADLINE_EXCEEDED: 504,
+}
+
+
+class ApiError(Exception):
+    """Any refusal, rendered as ``{"error": {"code", "message"}}``."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+@dataclass
+class Caller:
+    identity: Identity
+    token: str
+
+    @property
+    def metadata(self) -> tuple[tuple[str, str]]:
+        return (("authorization", f"Bearer {self.token}"),)
+
+
+# -- request bodies ------------------------------------------------------------
+
+
+class Credentials(BaseModel):
+    username: str = Field(description="3-24 characters: letters, digits, _ . -")
+    password: str = Field(description="8-128 characters")
+
+
+class GuestRequest(BaseModel):
+    name: str | None = Field(default=None, description="display name; a generated one if omitted")
+
+
+class CreateTable(BaseModel):
+    game: str = Field(description="bozo, dudo, bozu_mekuri, domino or yatzy")
+    seats: int = Field(description="number of seats, the host's included")
+    options: dict[str, Any] = Field(default_factory=dict, description="the game's Options, proto JSON form")
+
+
+class JoinTable(BaseModel):
+    invite_code: str
+
+
+class ActBody(BaseModel):
+    expected_version: int = Field(ge=0, description="the version of the view the action was decided on")
+    action: dict[str, Any] = Field(description="the game's Action, proto JSON form, e.g. {\"roll\": {\"keep\": [0]}}")
+
+
+# -- the application -----------------------------------------------------------
+
+
+class Platform:
+    """Everything the routes share, built once at start."""
+
+    def __init__(self, settings: GatewaySettings) -> None:
+        self.settings = settings
+        self.redis = connect(settings.redis_url, settings.redis_cluster)
+        key = load_or_create_signing_key()
+        self.signer = TokenSigner(key)
+        self.verifier = TokenVerifier([key.public_key()])
+        self.accounts = Accounts(self.redis)
+        self.tables = Tables(self.redis, settings.invite_ttl)
+        self.games, self._channels = load_clients(settings.game_addresses)
+        self._platform_token = ("", 0.0)
+
+    def platform_metadata(self) -> tuple[tuple[str, str]]:
+        token, expires = self._platform_token
+        if time.time() > expires - 60:
+            token = self.signer.issue(PLATFORM, 600)
+            self._platform_token = (token, time.time() + 600)
+        return (("authorization", f"Bearer {token}"),)
+
+    def game(self, name: str) -> GameClient:
+        client = self.games.get(name)
+        if client is None:
+            raise ApiError(404, "unknown_game", f"no game {name!r}; games: {', '.join(sorted(self.games))}")
+        return client
+
+    def session(self, identity: Identity) -> dict[str, Any]:
+        ttl = self.settings.access_token_ttl
+        return {
+            "access_token": self.signer.issue(identity, ttl),
+            "token_type": "bearer",
+            "expires_in": ttl,
+            "user": {"id": identity.user_id, "name": identity.name, "role": identity.role},
+        }
+
+    async def close(self) -> None:
+        for channel in self._channels:
+            await channel.close()
+        await self.redis.aclose()
+
+
+async def rpc(call: Awaitable[T]) -> T:
+    """Await a game-service call, turning its status into an ApiError."""
+    try:
+        return await call
+    except grpc.aio.AioRpcError as error:
+        status = _HTTP_STATUS.get(error.code(), 502)
+        raise ApiError(status, error_reason(error) or error.code().name.lower(), error.details() or "") from None
+
+
+def create_app(settings: GatewaySettings | None = None) -> FastAPI:
+    settings = settings or GatewaySettings.from_env()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        app.state.platform = Platform(settings)
+        yield
+        await app.state.platform.close()
+
+    app = FastAPI(
+        title="Rodada gateway",
+        version="1",
+        summary="Accounts, tables and realtime feeds for Rodada's five games.",
+        lifespan=lifespan,
+    )
+    bearer = HTTPBearer(auto_error=False)
+
+    def platform(request: Request) -> Platform:
+        return request.app.state.platform  # type: ignore[no-any-return]
+
+    def authenticated(
+        request: Request, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
+    ) -> Caller:
+        if credentials is None:
+            raise ApiError(401, "unauthenticated", "missing 'Authorization: Bearer <token>'")
+        try:
+            return Caller(platform(request).verifier.verify(credentials.credentials), credentials.credentials)
+        except TokenError as exc:
+            raise ApiError(401, "unauthenticated", str(exc)) from None
+
+    CallerDep = Annotated[Caller, Depends(authenticated)]
+    PlatformDep = Annotated[Platform, Depends(platform)]
+
+    @app.exception_handler(ApiError)
+    @app.exception_handler(AccountError)
+    @app.exception_handler(TableError)
+    async def refused(request: Request, exc: Any) -> JSONResponse:
+        return JSONResponse({"error": {"code": exc.code, "message": exc.message}}, status_code=exc.status)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return JSONResponse({"error": {"code": "http_error", "message": str(exc.detail)}}, status_code=exc.status_code)
+
+    @app.middleware("http")
+    async def measure(request: Request, call_next: Any) -> Response:
+        started = time.perf_counter()
+        response: Response = await call_next(request)
+        route = request.scope.get("route")
+        path = getattr(route, "path", "unmatched")
+        metrics.HTTP_REQUESTS.labels(request.method, path, str(response.status_code)).inc()
+        metrics.HTTP_SECONDS.labels(request.method, path).observe(time.perf_counter() - started)
+        return response
+
+    # -- operations --
+
+    @app.get("/healthz", tags=["ops"])
+    async def healthz(p: PlatformDep) -> dict[str, str]:
+        await p.redis.ping()  # type: ignore[misc]
+        return {"status": "ok"}
+
+    @app.get("/metrics", tags=["ops"], include_in_schema=False)
+    async def prometheus() -> Response:
+        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+
+    # -- accounts --
+
+    @app.post("/v1/auth/register", status_code=201, tags=["auth"])
+    async def register(body: Credentials, p: PlatformDep) -> dict[str, Any]:
+        """Create an account and log in."""
+        return p.session(await p.accounts.register(body.username, body.password))
+
+    @app.post("/v1/auth/login", tags=["auth"])
+    async def login(body: Credentials, p: PlatformDep) -> dict[str, Any]:
+        return p.session(await p.accounts.login(body.username, body.password))
+
+    @app.post("/v1/auth/guest", status_code=201, tags=["auth"])
+    async def guest(p: PlatformDep, body: GuestRequest | None = None) -> dict[str, Any]:
+        """Play without signing up: a guest account and its token."""
+        return p.session(await p.accounts.guest(body.name if body else None))
+
+    @app.get("/v1/me", tags=["auth"])
+    async def me(caller: CallerDep) -> dict[str, str]:
+        who = caller.identity
+        return {"id": who.user_id, "name": who.name, "role": who.role}
+
+    # -- tables --
+
+    @app.post("/v1/tables", status_code=201, tags=["tables"])
+    async def create_table(body: CreateTable, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
+        """Open a table; the host takes seat 0 and receives the invite code."""
+        game = p.game(body.game)
+        if body.seats not in game.policy.seat_counts:
+            allowed = ", ".join(map(str, sorted(game.policy.seat_counts)))
+            raise ApiError(422, "invalid_seats", f"{body.game} tables have {allowed} seats")
+        try:
+            game.pack("Options", body.options)
+        except BadGameInput as exc:
+            raise ApiError(422, "invalid_options", str(exc)) from None
+        return await p.tables.create(caller.identity, body.game, body.seats, body.options)
+
+    @app.post("/v1/tables/join", tags=["tables"])
+    async def join_table(body: JoinTable, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
+        return public_table(await p.tables.join(caller.identity, body.invite_code))
+
+    @app.get("/v1/tables/{table_id}", tags=["tables"])
+    async def get_table(table_id: str, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
+        table = await p.tables.get(table_id)
+        return table if table["host"] == caller.identity.user_id else public_table(table)
+
+    @app.post("/v1/tables/{table_id}/start", tags=["tables"])
+    async def start_table(table_id: str, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
+        """The host starts a full table: the match is created in the game service."""
+        table = await p.tables.mark_started(caller.identity, table_id)
+        game = p.game(table["game"])
+        request = match_pb2.CreateMatchRequest(
+            match_id=table_id,
+            seats=[match_pb2.Seat(user_id=s["user_id"], display_name=s["name"]) for s in table["players"]],
+            options=game.pack("Options", table["options"]),
+        )
+        try:
+            await rpc(game.stub.CreateMatch(request, metadata=p.platform_metadata(), timeout=RPC_TIMEOUT_SECONDS))
+        except ApiError as error:
+            if error.code != "match_exists":
+                await p.tables.reopen(table_id)
+                raise
+        await p.tables.close_invite(table)
+        return snapshot_json(await view(table_id, caller, p))
+
+    @app.get("/v1/tables/{table_id}/view", tags=["play"])
+    async def view_match(table_id: str, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
+        """The match as the caller may see it (a spectator sees the public view)."""
+        return snapshot_json(await view(table_id, caller, p))
+
+    async def view(table_id: str, caller: Caller, p: Platform) -> match_pb2.Snapshot:
+        game = await playing(table_id, p)
+        request = match_pb2.GetViewRequest(match_id=table_id)
+        return await rpc(game.stub.GetView(request, metadata=caller.metadata, timeout=RPC_TIMEOUT_SECONDS))
+
+    async def playing(table_id: str, p: Platform) -> GameClient:
+        table = await p.tables.get(table_id)
+        if table["status"] != PLAYING:
+            raise ApiError(409, "not_started", "the table has not started")
+        return p.game(table["game"])
+
+    @app.post("/v1/tables/{table_id}/actions", tags=["play"])
+    async def act(table_id: str, body: ActBody, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
+        """Play one action against the version you saw; a stale version gets 409 stale_version."""
+        game = await playing(table_id, p)
+        try:
+            action = game.pack("Action", body.action)
+        except BadGameInput as exc:
+            raise ApiError(422, "invalid_action", str(exc)) from None
+        request = match_pb2.ActRequest(match_id=table_id, expected_version=body.expected_version, action=action)
+        return snapshot_json(
+            await rpc(game.stub.Act(request, metadata=caller.metadata, timeout=RPC_TIMEOUT_SECONDS))
+        )
+
+    @app.post("/v1/tables/{table_id}/leave", tags=["play"])
+    async def leave(table_id: str, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
+        """Before the start: free your seat. During the match: the game's leaving policy."""
+        table = await p.tables.get(table_id)
+        if table["status"] != PLAYING:
+            return {"table": public_table(await p.tables.leave_lobby(caller.identity, table_id))}
+        game = p.game(table["game"])
+        request = match_pb2.LeaveRequest(match_id=table_id)
+        snapshot = await rpc(game.stub.Leave(request, metadata=caller.metadata, timeout=RPC_TIMEOUT_SECONDS))
+        return {"match": snapshot_json(snapshot)}
+
+    # -- realtime --
+
+    @app.websocket("/v1/tables/{table_id}/events")
+    async def events(websocket: WebSocket, table_id: str) -> None:
+        """The caller's events of a match, in order. After connecting, send
+        ``{"token": "<access token>", "after_event_id": N}`` (N = last id you
+        saw, 0 for all); each event then arrives as the JSON of a MatchEvent,
+        and ``{"end": true}`` after the match's last one."""
+        p: Platform = websocket.app.state.platform
+        await websocket.accept()
+        metrics.WS_CONNECTIONS.inc()
+        try:
+            await feed(websocket, table_id, p)
+        except WebSocketDisconnect:
+            pass
+        finally:
+            metrics.WS_CONNECTIONS.dec()
+
+    async def feed(websocket: WebSocket, table_id: str, p: Platform) -> None:
+        try:
+            hello = await asyncio.wait_for(websocket.receive_json(), WS_AUTH_TIMEOUT_SECONDS)
+            caller = Caller(p.verifier.verify(str(hello["token"])), str(hello["token"]))
+            after = int(hello.get("after_event_id", 0))
+            if after < 0:
+                raise ValueError("after_event_id must be >= 0")
+        except (TimeoutError, KeyError, TypeError, ValueError, TokenError) as exc:
+            await websocket.send_json({"error": {"code": "unauthenticated", "message": f"bad hello: {exc}"}})
+            await websocket.close(code=4401)
+            return
+        try:
+            game = await playing(table_id, p)
+            stream = game.stub.Watch(
+                match_pb2.WatchRequest(match_id=table_id, after_event_id=after), metadata=caller.metadata
+            )
+            # Stop forwarding as soon as the client goes away.
+            closed = asyncio.create_task(_wait_closed(websocket))
+            try:
+                async for event in stream:
+                    if closed.done():
+                        break
+                    await websocket.send_json(event_json(event))
+            except grpc.aio.AioRpcError as error:
+                code = error_reason(error) or error.code().name.lower()
+                raise ApiError(_HTTP_STATUS.get(error.code(), 502), code, error.details() or "") from None
+            finally:
+                stream.cancel()
+                closed.cancel()
+            if not closed.done():
+                await websocket.send_json({"end": True})
+                await websocket.close()
+        except (ApiError, TableError) as error:
+            await websocket.send_json({"error": {"code": error.code, "message": error.message}})
+            await websocket.close(code=4000 + error.status)
+
+    return app
+
+
+async def _wait_closed(websocket: WebSocket) -> None:
+    with contextlib.suppress(WebSocketDisconnect, RuntimeError):
+        while True:
+            await websocket.receive_text()

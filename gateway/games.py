@@ -1,0 +1,83 @@
+"""The games the gateway knows: where each is served, its proto messages, and
+the table policies that differ per game. The gateway reaches games only
+through their gRPC MatchService."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+import grpc
+from google.protobuf import any_pb2, json_format
+from google.protobuf.message import Message
+
+from rodada.common.v1 import match_pb2, match_pb2_grpc
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What the gateway must know of a game without asking it."""
+
+    seat_counts: frozenset[int]  # table sizes a host may create
+
+
+POLICIES: dict[str, Policy] = {
+    "bozo": Policy(frozenset({1, 2, 4})),
+    "dudo": Policy(frozenset(range(2, 7))),
+    "bozu_mekuri": Policy(frozenset(range(2, 7))),
+    "domino": Policy(frozenset({4})),
+    "yatzy": Policy(frozenset(range(1, 9))),
+}
+
+
+class BadGameInput(ValueError):
+    """Options or an action that do not parse as the game's proto message."""
+
+
+@dataclass
+class GameClient:
+    name: str
+    messages: ModuleType
+    policy: Policy
+    stub: match_pb2_grpc.MatchServiceStub
+
+    def pack(self, message_name: str, data: Any) -> any_pb2.Any:
+        """JSON from an HTTP client → the game's message, packed; strict."""
+        if not isinstance(data, dict):
+            raise BadGameInput(f"{message_name.lower()} must be a JSON object")
+        message: Message = getattr(self.messages, message_name)()
+        try:
+            json_format.ParseDict(data, message)
+        except json_format.ParseError as exc:
+            raise BadGameInput(str(exc)) from None
+        packed = any_pb2.Any()
+        packed.Pack(message)
+        return packed
+
+
+def load_clients(addresses: dict[str, str]) -> tuple[dict[str, GameClient], list[grpc.aio.Channel]]:
+    """One long-lived channel per game whose stubs were generated."""
+    clients, channels = {}, []
+    for name, policy in POLICIES.items():
+        try:
+            messages = importlib.import_module(f"rodada.{name}.v1.{name}_pb2")
+        except ModuleNotFoundError:
+            continue
+        channel = grpc.aio.insecure_channel(addresses[name])
+        channels.append(channel)
+        clients[name] = GameClient(name, messages, policy, match_pb2_grpc.MatchServiceStub(channel))
+    return clients, channels
+
+
+def snapshot_json(snapshot: match_pb2.Snapshot) -> dict[str, Any]:
+    return json_format.MessageToDict(
+        snapshot, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+    )
+
+
+def event_json(event: match_pb2.MatchEvent) -> dict[str, Any]:
+    return json_format.MessageToDict(
+        event, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+    )

@@ -1,0 +1,62 @@
+"""The match random generator: HMAC-SHA256 in counter mode, keyed by a secret seed.
+
+Every die, shuffle and draw of a match comes from here, so publishing
+SHA-256(seed) at the start and the seed at the end lets anyone replay the
+match and check every roll. The generator's only state is ``counter``, which
+the service stores with the match.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from typing import Any
+
+SEED_BYTES = 32
+_BLOCK_BITS = 256
+
+
+def new_seed() -> bytes:
+    return secrets.token_bytes(SEED_BYTES)
+
+
+def seed_digest(seed: bytes) -> str:
+    return hashlib.sha256(seed).hexdigest()
+
+
+class MatchRng:
+    """Deterministic: the same seed and counter give the same draws."""
+
+    __slots__ = ("_seed", "counter")
+
+    def __init__(self, seed: bytes, counter: int = 0) -> None:
+        if len(seed) != SEED_BYTES:
+            raise ValueError(f"seed must be {SEED_BYTES} bytes")
+        self._seed = seed
+        self.counter = counter
+
+    def _block(self) -> int:
+        digest = hmac.digest(self._seed, self.counter.to_bytes(8, "big"), "sha256")
+        self.counter += 1
+        return int.from_bytes(digest, "big")
+
+    def randbelow(self, n: int) -> int:
+        """Uniform in [0, n), by rejection so that no value is favoured."""
+        if n <= 0:
+            raise ValueError("n must be positive")
+        limit = (1 << _BLOCK_BITS) - (1 << _BLOCK_BITS) % n
+        while True:
+            value = self._block()
+            if value < limit:
+                return value % n
+
+    def randint(self, low: int, high: int) -> int:
+        """Uniform in [low, high], both included."""
+        return low + self.randbelow(high - low + 1)
+
+    def shuffle(self, items: list[Any]) -> None:
+        """Fisher–Yates, in place."""
+        for i in range(len(items) - 1, 0, -1):
+            j = self.randbelow(i + 1)
+            items[i], items[j] = items[j], items[i]

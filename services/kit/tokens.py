@@ -1,0 +1,143 @@
+"""Access tokens: EdDSA (Ed25519) JWTs signed by the gateway, verified everywhere.
+
+Services only hold public keys. Every token names its key (``kid``), so keys can
+be rotated: verifiers accept every key they are given (the current and the
+previous one).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import jwt
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+from services.kit.settings import keys_dir
+
+ALGORITHM = "EdDSA"
+ISSUER = "rodada"
+PRIVATE_KEY_FILE = "signing.pem"
+PUBLIC_KEY_FILE = "signing.pub.pem"
+
+
+class TokenError(Exception):
+    """The token is missing, malformed, forged or expired."""
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who is calling, as the token says."""
+
+    user_id: str
+    name: str
+    role: str  # "user", "guest" or "platform"
+
+    @property
+    def is_platform(self) -> bool:
+        return self.role == "platform"
+
+
+def key_id(public_key: Ed25519PublicKey) -> str:
+    raw = public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return hashlib.sha256(raw).hexdigest()[:16]
+
+
+def _public_pem(public_key: Ed25519PublicKey) -> bytes:
+    return public_key.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+
+
+def load_or_create_signing_key(directory: Path | None = None) -> Ed25519PrivateKey:
+    """The gateway's signing key: JWT_PRIVATE_KEY (PEM) if set, else the keys
+    folder, where a new key pair is written on first run."""
+    pem = os.environ.get("JWT_PRIVATE_KEY")
+    if pem:
+        key = serialization.load_pem_private_key(pem.encode(), password=None)
+        if not isinstance(key, Ed25519PrivateKey):
+            raise ValueError("JWT_PRIVATE_KEY must be an Ed25519 key")
+        return key
+    directory = directory or keys_dir()
+    private_path = directory / PRIVATE_KEY_FILE
+    if private_path.exists():
+        key = serialization.load_pem_private_key(private_path.read_bytes(), password=None)
+        if not isinstance(key, Ed25519PrivateKey):
+            raise ValueError(f"{private_path} is not an Ed25519 key")
+        return key
+    directory.mkdir(parents=True, exist_ok=True)
+    key = Ed25519PrivateKey.generate()
+    pem_bytes = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    # Write atomically and privately: a second process starting at the same
+    # time must not read half a key.
+    tmp = private_path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_bytes(pem_bytes)
+    tmp.chmod(0o600)
+    tmp.replace(private_path)
+    (directory / PUBLIC_KEY_FILE).write_bytes(_public_pem(key.public_key()))
+    return key
+
+
+def load_public_keys(directory: Path | None = None) -> list[Ed25519PublicKey]:
+    """Verification keys: JWT_PUBLIC_KEYS (PEMs) if set, else the keys folder's
+    public key and any ``*.pub.pem`` beside it (a previous key during rotation)."""
+    pems: list[bytes]
+    env = os.environ.get("JWT_PUBLIC_KEYS")
+    if env:
+        blocks = env.replace("\r", "").split("-----END PUBLIC KEY-----")
+        pems = [(b.strip() + "\n-----END PUBLIC KEY-----\n").encode() for b in blocks if b.strip()]
+    else:
+        directory = directory or keys_dir()
+        pems = [p.read_bytes() for p in sorted(directory.glob("*.pub.pem"))]
+    keys = []
+    for pem in pems:
+        key = serialization.load_pem_public_key(pem)
+        if not isinstance(key, Ed25519PublicKey):
+            raise ValueError("public keys must be Ed25519")
+        keys.append(key)
+    if not keys:
+        raise ValueError("no JWT public key configured (JWT_PUBLIC_KEYS or RODADA_KEYS_DIR)")
+    return keys
+
+
+class TokenSigner:
+    def __init__(self, private_key: Ed25519PrivateKey) -> None:
+        self._key = private_key
+        self.kid = key_id(private_key.public_key())
+
+    def issue(self, identity: Identity, ttl_seconds: int, kind: str = "access") -> str:
+        now = int(time.time())
+        claims = {
+            "iss": ISSUER,
+            "sub": identity.user_id,
+            "name": identity.name,
+            "role": identity.role,
+            "typ": kind,
+            "iat": now,
+            "exp": now + ttl_seconds,
+        }
+        return jwt.encode(claims, self._key, algorithm=ALGORITHM, headers={"kid": self.kid})
+
+
+class TokenVerifier:
+    def __init__(self, public_keys: list[Ed25519PublicKey]) -> None:
+        self._keys = {key_id(k): k for k in public_keys}
+
+    def verify(self, token: str, kind: str = "access") -> Identity:
+        try:
+            kid = jwt.get_unverified_header(token).get("kid")
+            key = self._keys.get(kid) if isinstance(kid, str) else None
+            if key is None:
+                raise TokenError("token signed with an unknown key")
+            claims = jwt.decode(
+                token, key, algorithms=[ALGORITHM], issuer=ISSUER, options={"require": ["exp", "sub"]}
+            )
+        except jwt.PyJWTError as exc:
+            raise TokenError(f"invalid token: {exc}") from exc
+        if claims.get("typ") != kind:
+            raise TokenError(f"not an {kind} token")
+        return Identity(user_id=str(claims["sub"]), name=str(claims.get("name", "")), role=str(claims["role"]))
