@@ -11,6 +11,7 @@ import asyncio
 import re
 import secrets
 import time
+from typing import cast
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
@@ -45,29 +46,42 @@ class Accounts:
         if not await self.redis.set(f"username:{username.lower()}", user_id, nx=True):
             raise AccountError(409, "username_taken", "that username is taken")
         password_hash = await asyncio.to_thread(self.hasher.hash, password)
-        await self.redis.hset(  # type: ignore[misc]
+        await self.redis.hset(
             f"user:{user_id}",
-            mapping={"username": username, "name": username, "role": "user", "password": password_hash,
-                     "created_at": time.time()},
+            mapping={
+                "username": username,
+                "name": username,
+                "role": "user",
+                "password": password_hash,
+                "created_at": time.time(),
+            },
         )
         return Identity(user_id, username, "user")
 
     async def login(self, username: str, password: str) -> Identity:
-        user_id = await self.redis.get(f"username:{username.lower()}") if USERNAME.match(username) else None
-        stored = await self.redis.hmget(f"user:{user_id.decode()}", ["password", "name"]) if user_id else [None, None]  # type: ignore[misc]
-        password_hash = stored[0].decode() if stored[0] else self._decoy
+        # The gateway's client decodes replies, so they are str.
+        user_id = (
+            cast(str | None, await self.redis.get(f"username:{username.lower()}"))
+            if USERNAME.match(username)
+            else None
+        )
+        password_hash, name = None, None
+        if user_id is not None:
+            password_hash, name = cast(
+                list[str | None], await self.redis.hmget(f"user:{user_id}", ["password", "name"])
+            )
         try:
-            await asyncio.to_thread(self.hasher.verify, password_hash, password)
+            await asyncio.to_thread(self.hasher.verify, password_hash or self._decoy, password)
         except (VerifyMismatchError, VerificationError, InvalidHashError):
             raise AccountError(401, "bad_credentials", "wrong username or password") from None
-        if user_id is None or stored[0] is None:
+        if user_id is None or password_hash is None:
             raise AccountError(401, "bad_credentials", "wrong username or password")
-        return Identity(user_id.decode(), stored[1].decode(), "user")
+        return Identity(user_id, name or "", "user")
 
     async def guest(self, name: str | None) -> Identity:
         user_id = "g_" + secrets.token_hex(8)
         display = name if name and USERNAME.match(name) else f"guest-{user_id[2:8]}"
-        await self.redis.hset(  # type: ignore[misc]
+        await self.redis.hset(
             f"user:{user_id}", mapping={"name": display, "role": "guest", "created_at": time.time()}
         )
         return Identity(user_id, display, "guest")

@@ -4,7 +4,6 @@ Auth: ``Authorization: Bearer <access token>`` from /v1/auth/*. The same token
 is forwarded to the game services, which derive the caller's seat from it.
 """
 
-
 import asyncio
 import contextlib
 import time
@@ -20,6 +19,7 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel, Field
+from rodada.common.v1 import match_pb2
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from gateway import metrics
@@ -27,7 +27,6 @@ from gateway.accounts import AccountError, Accounts
 from gateway.games import BadGameInput, GameClient, event_json, load_clients, snapshot_json
 from gateway.settings import GatewaySettings
 from gateway.tables import PLAYING, TableError, Tables, public_table
-from rodada.common.v1 import match_pb2
 from services.kit.errors import error_reason
 from services.kit.store import connect
 from services.kit.tokens import (
@@ -99,7 +98,9 @@ class JoinTable(BaseModel):
 
 class ActBody(BaseModel):
     expected_version: int = Field(ge=0, description="the version of the view the action was decided on")
-    action: dict[str, Any] = Field(description="the game's Action, proto JSON form, e.g. {\"roll\": {\"keep\": [0]}}")
+    action: dict[str, Any] = Field(
+        description='the game\'s Action, proto JSON form, e.g. {"roll": {"keep": [0]}}'
+    )
 
 
 # -- the application -----------------------------------------------------------
@@ -110,7 +111,7 @@ class Platform:
 
     def __init__(self, settings: GatewaySettings) -> None:
         self.settings = settings
-        self.redis = connect(settings.redis_url, settings.redis_cluster)
+        self.redis = connect(settings.redis_url, settings.redis_cluster, decode=True)
         key = load_or_create_signing_key()
         self.signer = TokenSigner(key)
         self.verifier = TokenVerifier([key.public_key()])
@@ -143,7 +144,7 @@ class Platform:
 
     async def close(self) -> None:
         for channel in self._channels:
-            await channel.close()
+            await channel.close(None)
         await self.redis.aclose()
 
 
@@ -153,7 +154,9 @@ async def rpc(call: Awaitable[T]) -> T:
         return await call
     except grpc.aio.AioRpcError as error:
         status = _HTTP_STATUS.get(error.code(), 502)
-        raise ApiError(status, error_reason(error) or error.code().name.lower(), error.details() or "") from None
+        raise ApiError(
+            status, error_reason(error) or error.code().name.lower(), error.details() or ""
+        ) from None
 
 
 def create_app(settings: GatewaySettings | None = None) -> FastAPI:
@@ -202,7 +205,9 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        return JSONResponse({"error": {"code": "http_error", "message": str(exc.detail)}}, status_code=exc.status_code)
+        return JSONResponse(
+            {"error": {"code": "http_error", "message": str(exc.detail)}}, status_code=exc.status_code
+        )
 
     @app.middleware("http")
     async def measure(request: Request, call_next: Any) -> Response:
@@ -218,7 +223,7 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
 
     @app.get("/healthz", tags=["ops"])
     async def healthz(p: PlatformDep) -> dict[str, str]:
-        await p.redis.ping()  # type: ignore[misc]
+        await p.redis.ping()
         return {"status": "ok"}
 
     @app.get("/metrics", tags=["ops"], include_in_schema=False)
@@ -281,7 +286,9 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
             options=game.pack("Options", table["options"]),
         )
         try:
-            await rpc(game.stub.CreateMatch(request, metadata=p.platform_metadata(), timeout=RPC_TIMEOUT_SECONDS))
+            await rpc(
+                game.stub.CreateMatch(request, metadata=p.platform_metadata(), timeout=RPC_TIMEOUT_SECONDS)
+            )
         except ApiError as error:
             if error.code != "match_exists":
                 await p.tables.reopen(table_id)
@@ -313,7 +320,9 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
             action = game.pack("Action", body.action)
         except BadGameInput as exc:
             raise ApiError(422, "invalid_action", str(exc)) from None
-        request = match_pb2.ActRequest(match_id=table_id, expected_version=body.expected_version, action=action)
+        request = match_pb2.ActRequest(
+            match_id=table_id, expected_version=body.expected_version, action=action
+        )
         return snapshot_json(
             await rpc(game.stub.Act(request, metadata=caller.metadata, timeout=RPC_TIMEOUT_SECONDS))
         )

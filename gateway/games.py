@@ -7,13 +7,15 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import grpc
 from google.protobuf import any_pb2, json_format
 from google.protobuf.message import Message
-
 from rodada.common.v1 import match_pb2, match_pb2_grpc
+
+if TYPE_CHECKING:
+    from rodada.common.v1.match_pb2_grpc import MatchServiceAsyncStub
 
 
 @dataclass(frozen=True)
@@ -41,7 +43,7 @@ class GameClient:
     name: str
     messages: ModuleType
     policy: Policy
-    stub: match_pb2_grpc.MatchServiceStub
+    stub: MatchServiceAsyncStub
 
     def pack(self, message_name: str, data: Any) -> any_pb2.Any:
         """JSON from an HTTP client → the game's message, packed; strict."""
@@ -67,7 +69,8 @@ def load_clients(addresses: dict[str, str]) -> tuple[dict[str, GameClient], list
             continue
         channel = grpc.aio.insecure_channel(addresses[name])
         channels.append(channel)
-        clients[name] = GameClient(name, messages, policy, match_pb2_grpc.MatchServiceStub(channel))
+        stub = cast("MatchServiceAsyncStub", match_pb2_grpc.MatchServiceStub(channel))
+        clients[name] = GameClient(name, messages, policy, stub)
     return clients, channels
 
 

@@ -9,7 +9,9 @@ HTTP_REQUESTS = Counter(
     "rodada_http_requests_total", "HTTP requests, by method, route and status", ["method", "route", "status"]
 )
 HTTP_SECONDS = Histogram(
-    "rodada_http_request_seconds", "HTTP request latency, by method and route", ["method", "route"],
+    "rodada_http_request_seconds",
+    "HTTP request latency, by method and route",
+    ["method", "route"],
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5),
 )
 WS_CONNECTIONS = Gauge("rodada_websocket_connections", "Open WebSocket feeds")

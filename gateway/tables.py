@@ -85,7 +85,7 @@ class Tables:
                         raise TableError(404, "table_not_found", f"no table {table_id!r}")
                     table: dict[str, Any] = orjson.loads(raw)
                     change(table)
-                    pipe.multi()
+                    pipe.multi()  # type: ignore[no-untyped-call]
                     pipe.set(key, orjson.dumps(table))
                     await pipe.execute()
                     return table
@@ -109,7 +109,7 @@ class Tables:
                 raise TableError(409, "table_full", "the table is full")
             players[free[0]] = {"user_id": user.user_id, "name": user.name}
 
-        return await self.update(table_id.decode(), take_seat)
+        return await self.update(str(table_id), take_seat)
 
     async def leave_lobby(self, user: Identity, table_id: str) -> dict[str, Any]:
         def free_seat(table: dict[str, Any]) -> None:

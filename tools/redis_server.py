@@ -56,12 +56,18 @@ class RedisServer:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         args = [
             redis_server_binary(),
-            "--port", str(self.port),
-            "--bind", "127.0.0.1",
-            "--dir", str(self.data_dir),
-            "--save", "",
-            "--appendonly", "yes" if persistent else "no",
-            "--logfile", str(self.data_dir / "redis.log"),
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            str(self.data_dir),
+            "--save",
+            "",
+            "--appendonly",
+            "yes" if persistent else "no",
+            "--logfile",
+            str(self.data_dir / "redis.log"),
             *self.extra,
         ]
         self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -26,13 +26,13 @@ class ServiceError(Exception):
 
 def error_reason(error: grpc.aio.AioRpcError | grpc.RpcError) -> str | None:
     """The ErrorInfo reason of a failed call, for clients (the gateway, tests)."""
-    status = rpc_status.from_call(error)  # type: ignore[arg-type]
+    status = rpc_status.from_call(error)
     if status is None:
         return None
     for detail in status.details:
         info = error_details_pb2.ErrorInfo()
         if detail.Unpack(info):
-            return info.reason
+            return str(info.reason)
     return None
 
 

@@ -9,14 +9,15 @@ import secrets
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from types import ModuleType
 from typing import Any
 
 import grpc
 from google.protobuf import any_pb2, json_format
 from google.protobuf.message import Message
-
 from rodada.common.v1 import match_pb2, match_pb2_grpc
+
 from services.kit import metrics
 from services.kit.engine import Context, Engine, Event, InvalidAction, Result, RulesError
 from services.kit.errors import ServiceError, invalid, not_found, permission_denied
@@ -56,7 +57,11 @@ def _unpack(packed: any_pb2.Any, message_cls: type[Message], what: str) -> dict[
 
 def _rules_error(game: str, error: RulesError) -> ServiceError:
     metrics.REFUSED.labels(game, error.code).inc()
-    code = grpc.StatusCode.INVALID_ARGUMENT if isinstance(error, InvalidAction) else grpc.StatusCode.FAILED_PRECONDITION
+    code = (
+        grpc.StatusCode.INVALID_ARGUMENT
+        if isinstance(error, InvalidAction)
+        else grpc.StatusCode.FAILED_PRECONDITION
+    )
     return ServiceError(code, error.code, error.message)
 
 
@@ -80,8 +85,8 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
 
     # -- RPCs -------------------------------------------------------------
 
-    async def CreateMatch(  # noqa: N802 - gRPC method name
-        self, request: match_pb2.CreateMatchRequest, context: grpc.aio.ServicerContext
+    async def CreateMatch(
+        self, request: match_pb2.CreateMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> match_pb2.Snapshot:
         if not caller().is_platform:
             raise permission_denied("platform_only", "only the platform creates matches")
@@ -114,21 +119,25 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
             "last_action_at": now,
         }
         try:
-            version, last_event = await self.store.commit(match_id, 0, doc, self._encode(events, 1, now, state))
+            version, last_event = await self.store.commit(
+                match_id, 0, doc, self._encode(events, 1, now, state)
+            )
         except VersionConflict:
-            raise ServiceError(grpc.StatusCode.ALREADY_EXISTS, "match_exists", "a match with this id exists") from None
+            raise ServiceError(
+                grpc.StatusCode.ALREADY_EXISTS, "match_exists", "a match with this id exists"
+            ) from None
         metrics.MATCHES_STARTED.labels(self.game.name).inc()
         await self._track(match_id, state, now)
         return self._snapshot(StoredMatch(match_id, version, last_event, doc), None)
 
-    async def GetView(  # noqa: N802
-        self, request: match_pb2.GetViewRequest, context: grpc.aio.ServicerContext
+    async def GetView(
+        self, request: match_pb2.GetViewRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> match_pb2.Snapshot:
         match = await self._load(request.match_id)
         return self._snapshot(match, _seat_of(match.doc, caller().user_id))
 
-    async def Act(  # noqa: N802
-        self, request: match_pb2.ActRequest, context: grpc.aio.ServicerContext
+    async def Act(
+        self, request: match_pb2.ActRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> match_pb2.Snapshot:
         if not request.HasField("action"):
             raise invalid("invalid_action", "action is required")
@@ -145,29 +154,29 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         )
         return self._snapshot(updated, seat)
 
-    async def Leave(  # noqa: N802
-        self, request: match_pb2.LeaveRequest, context: grpc.aio.ServicerContext
+    async def Leave(
+        self, request: match_pb2.LeaveRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> match_pb2.Snapshot:
         for _ in range(_LEAVE_ATTEMPTS):
             match = await self._load(request.match_id)
             seat = self._seated(match)
             try:
-                updated = await self._apply(
-                    match, lambda state, ctx: self.engine.leave(state, seat, ctx), "leave"
-                )
+                updated = await self._apply(match, partial(self.engine.leave, seat=seat), "leave")
             except VersionConflict:
                 continue  # someone moved meanwhile: leaving still applies, on the new state
             return self._snapshot(updated, seat)
         raise ServiceError(grpc.StatusCode.ABORTED, "busy", "the match is too busy; try again")
 
-    async def Watch(  # noqa: N802
-        self, request: match_pb2.WatchRequest, context: grpc.aio.ServicerContext
+    async def Watch(
+        self, request: match_pb2.WatchRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[match_pb2.MatchEvent]:
         match = await self._load(request.match_id)
         seat = _seat_of(match.doc, caller().user_id)
         after = request.after_event_id
         if after > match.last_event_id:
-            raise invalid("invalid_event_id", f"after_event_id is past the last event ({match.last_event_id})")
+            raise invalid(
+                "invalid_event_id", f"after_event_id is past the last event ({match.last_event_id})"
+            )
         if self.engine.result(match.doc["state"]) is not None and after == match.last_event_id:
             return
         gauge = metrics.WATCHERS.labels(self.game.name)
@@ -230,7 +239,9 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         await self._track(match.match_id, state, now)
         return StoredMatch(match.match_id, version, last_event, new_doc)
 
-    def _encode(self, events: Sequence[Event], version: int, now: float, state: dict[str, Any]) -> list[bytes]:
+    def _encode(
+        self, events: Sequence[Event], version: int, now: float, state: dict[str, Any]
+    ) -> list[bytes]:
         final = self.engine.result(state) is not None
         encoded = []
         for index, event in enumerate(events):
@@ -238,7 +249,9 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
             # proto cannot carry.
             json_format.ParseDict({event.kind: event.data}, self._event())
             encoded.append(
-                encode_event(version, event.kind, event.data, event.audience, now, final and index == len(events) - 1)
+                encode_event(
+                    version, event.kind, event.data, event.audience, now, final and index == len(events) - 1
+                )
             )
         return encoded
 

@@ -14,8 +14,8 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from prometheus_client import start_http_server
-
 from rodada.common.v1 import match_pb2, match_pb2_grpc
+
 from services.kit import metrics
 from services.kit.guard import CallGuard
 from services.kit.matches import Game, MatchServicer

@@ -97,8 +97,14 @@ def encode_event(
     version: int, kind: str, data: dict[str, Any], audience: Sequence[int] | None, at: float, final: bool
 ) -> bytes:
     return orjson.dumps(
-        {"v": version, "aud": None if audience is None else list(audience), "k": kind, "d": data,
-         "at": at, "f": final}
+        {
+            "v": version,
+            "aud": None if audience is None else list(audience),
+            "k": kind,
+            "d": data,
+            "at": at,
+            "f": final,
+        }
     )
 
 
@@ -125,11 +131,11 @@ class MatchStore:
 
     async def load(self, match_id: str) -> StoredMatch | None:
         started = time.perf_counter()
-        version, last_event, doc = await self.redis.hmget(match_key(match_id), ["v", "e", "doc"])  # type: ignore[misc]
+        version, last_event, doc = await self.redis.hmget(match_key(match_id), ["v", "e", "doc"])
         metrics.REDIS_SECONDS.labels("load").observe(time.perf_counter() - started)
         if doc is None:
             return None
-        return StoredMatch(match_id, int(version), int(last_event or 0), orjson.loads(doc))
+        return StoredMatch(match_id, int(version or 0), int(last_event or 0), orjson.loads(doc))
 
     async def commit(
         self, match_id: str, expected_version: int, doc: dict[str, Any], events: Sequence[bytes]
@@ -151,27 +157,30 @@ class MatchStore:
         self, match_id: str, after_event_id: int, block_ms: int | None, count: int = 100
     ) -> list[StoredEvent]:
         """Events after ``after_event_id``; waits up to ``block_ms`` for new ones."""
-        reply = await self.redis.xread({events_key(match_id): f"0-{after_event_id}"}, count=count, block=block_ms)
+        reply = await self.redis.xread(
+            {events_key(match_id): f"0-{after_event_id}"}, count=count, block=block_ms
+        )
         if not reply:
             return []
-        # redis-py returns [[stream, [(id, fields), ...]]] (RESP2) or a dict (RESP3).
-        entries = reply[0][1] if isinstance(reply, list) else next(iter(reply.values()))[0]
+        # RESP2 reply: [[stream, [(id, fields), ...]]]
+        entries = cast(list[list[Any]], reply)[0][1]
         return [decode_event(entry_id, fields[b"d"]) for entry_id, fields in entries]
 
     async def mark_active(self, game: str, match_id: str, active: bool) -> None:
         """Keeps the per-game set behind the active-matches gauge (best effort:
         it is a different slot than the match, so it cannot join the commit)."""
         if active:
-            await self.redis.sadd(active_key(game), match_id)  # type: ignore[misc]
+            await self.redis.sadd(active_key(game), match_id)
         else:
-            await self.redis.srem(active_key(game), match_id)  # type: ignore[misc]
+            await self.redis.srem(active_key(game), match_id)
 
     async def count_active(self, game: str) -> int:
-        return int(await self.redis.scard(active_key(game)))  # type: ignore[misc]
+        return int(await self.redis.scard(active_key(game)))
 
 
-def connect(url: str, cluster: bool = False) -> RedisClient:
-    """A pooled client; ``cluster`` talks to a Redis Cluster through ``url``'s node."""
+def connect(url: str, cluster: bool = False, decode: bool = False) -> RedisClient:
+    """A pooled client; ``cluster`` talks to a Redis Cluster through ``url``'s
+    node; ``decode`` returns str instead of bytes."""
     if cluster:
-        return RedisCluster.from_url(url)
-    return Redis.from_url(url)
+        return RedisCluster.from_url(url, decode_responses=decode)
+    return Redis.from_url(url, decode_responses=decode)

@@ -48,7 +48,9 @@ def key_id(public_key: Ed25519PublicKey) -> str:
 
 
 def _public_pem(public_key: Ed25519PublicKey) -> bytes:
-    return public_key.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    return public_key.public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
 
 
 def load_or_create_signing_key(directory: Path | None = None) -> Ed25519PrivateKey:
@@ -140,4 +142,6 @@ class TokenVerifier:
             raise TokenError(f"invalid token: {exc}") from exc
         if claims.get("typ") != kind:
             raise TokenError(f"not an {kind} token")
-        return Identity(user_id=str(claims["sub"]), name=str(claims.get("name", "")), role=str(claims["role"]))
+        return Identity(
+            user_id=str(claims["sub"]), name=str(claims.get("name", "")), role=str(claims["role"])
+        )

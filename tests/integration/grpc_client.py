@@ -6,7 +6,6 @@ from typing import Any
 
 from google.protobuf import any_pb2, json_format
 from google.protobuf.message import Message
-
 from rodada.common.v1 import match_pb2
 
 

@@ -34,7 +34,9 @@ class Player:
             raise ApiRefused(response.status_code, body)
         return body
 
-    async def create_table(self, game: str, seats: int, options: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def create_table(
+        self, game: str, seats: int, options: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         return await self.call("POST", "/v1/tables", {"game": game, "seats": seats, "options": options or {}})
 
     async def join(self, invite_code: str) -> dict[str, Any]:

@@ -15,9 +15,9 @@ import pytest
 import websockets
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
-
 from rodada.common.v1 import match_pb2, match_pb2_grpc
 from rodada.yatzy.v1 import yatzy_pb2
+
 from services.kit.engine import Context
 from services.kit.errors import error_reason
 from services.kit.rng import MatchRng
@@ -67,7 +67,11 @@ async def test_two_player_scandinavian_game_over_http(http: httpx.AsyncClient) -
     assert all(len(card["boxes"]) == 15 and all(b["filled"] for b in card["boxes"]) for card in cards)
     totals = [card["total"] for card in cards]
     for card in cards:
-        upper = sum(b["points"] for b in card["boxes"] if b["box"] in ("ONES", "TWOS", "THREES", "FOURS", "FIVES", "SIXES"))
+        upper = sum(
+            b["points"]
+            for b in card["boxes"]
+            if b["box"] in ("ONES", "TWOS", "THREES", "FOURS", "FIVES", "SIXES")
+        )
         assert card["bonus"] == (50 if upper >= 63 else 0)
         assert card["total"] == sum(b["points"] for b in card["boxes"]) + card["bonus"]
     result = snap["result"]
@@ -207,12 +211,18 @@ async def test_websocket_rejects_a_bad_hello(http: httpx.AsyncClient, stack: Sta
 
 async def test_concurrent_actions_on_one_version_apply_exactly_once(http: httpx.AsyncClient) -> None:
     ana = await register(http, "ana")
-    table_id, snap = await seated_table([ana], "yatzy")
+    table_id, _ = await seated_table([ana], "yatzy")
     for _ in range(5):
         before = await ana.view(table_id)
         outcomes = await asyncio.gather(
-            *(ana.act(table_id, before["version"], {"roll": {}} if before["view"]["throws_used"] == 0
-                      else {"roll": {"keep": [0]}}) for _ in range(2)),
+            *(
+                ana.act(
+                    table_id,
+                    before["version"],
+                    {"roll": {}} if before["view"]["throws_used"] == 0 else {"roll": {"keep": [0]}},
+                )
+                for _ in range(2)
+            ),
             return_exceptions=True,
         )
         applied = [o for o in outcomes if isinstance(o, dict)]
@@ -242,8 +252,12 @@ async def test_refused_requests_change_nothing(http: httpx.AsyncClient, stack: S
     await refused(eve, {"expected_version": version, "action": {"roll": {}}}, 403, "not_seated")
     await refused(None, {"expected_version": version, "action": {"roll": {}}}, 401, "unauthenticated")
     await refused(ana, {"expected_version": version, "action": {"jump": {}}}, 422, "invalid_action")
-    await refused(ana, {"expected_version": version, "action": {"roll": {"keep": "all"}}}, 422, "invalid_action")
-    await refused(ana, {"expected_version": version, "action": {"score": {"box": "CHANCE"}}}, 409, "roll_first")
+    await refused(
+        ana, {"expected_version": version, "action": {"roll": {"keep": "all"}}}, 422, "invalid_action"
+    )
+    await refused(
+        ana, {"expected_version": version, "action": {"score": {"box": "CHANCE"}}}, 409, "roll_first"
+    )
     await refused(ana, {"expected_version": version, "action": {}}, 422, "invalid_action")
     await refused(ana, {"expected_version": version + 7, "action": {"roll": {}}}, 409, "stale_version")
     await refused(ana, {"action": {"roll": {}}}, 422, "invalid_request")
@@ -263,7 +277,9 @@ async def test_refused_requests_change_nothing(http: httpx.AsyncClient, stack: S
             with pytest.raises(grpc.aio.AioRpcError) as failure:
                 await stub.Act(request, metadata=metadata)
             assert failure.value.code() == code and error_reason(failure.value) == reason
-        wrong_type = match_pb2.ActRequest(match_id=table_id, expected_version=version, action=pack(yatzy_pb2.View()))
+        wrong_type = match_pb2.ActRequest(
+            match_id=table_id, expected_version=version, action=pack(yatzy_pb2.View())
+        )
         with pytest.raises(grpc.aio.AioRpcError) as failure:
             await stub.Act(wrong_type, metadata=bearer(ana.token))
         assert failure.value.code() == grpc.StatusCode.INVALID_ARGUMENT
