@@ -1,86 +1,12 @@
-"""The real platform for integration tests: our own redis-server on a free port,
-the game services and the gateway as subprocesses on loopback, all stopped by
-PID at the end of the session. Nothing here touches the machine's own Redis."""
+"""Session fixtures: the real platform (see tools/stack.py)."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from services.kit.settings import GAME_PORTS
-from services.kit.tokens import Identity, TokenSigner, load_or_create_signing_key
-from tools.redis_server import RedisServer, free_port, wait_for_port
-
-PLATFORM = Identity("platform:tests", "tests", "platform")
-
-
-class Stack:
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.keys_dir = root / "keys"
-        self.signer = TokenSigner(load_or_create_signing_key(self.keys_dir))
-        self.redis = RedisServer(root / "redis").start()
-        self.grpc_ports = {game: free_port() for game in GAME_PORTS}
-        self.gateway_port = free_port()
-        self.processes: dict[str, subprocess.Popen[bytes]] = {}
-        self.env = {
-            **os.environ,
-            "REDIS_URL": self.redis.url,
-            "RODADA_KEYS_DIR": str(self.keys_dir),
-            "GATEWAY_PORT": str(self.gateway_port),
-            "DRAIN_SECONDS": "2",
-        }
-        for game, port in self.grpc_ports.items():
-            self.env[f"{game.upper()}_GRPC_PORT"] = str(port)
-            self.env[f"{game.upper()}_METRICS_PORT"] = str(free_port())
-
-    def log_path(self, name: str) -> Path:
-        return self.root / f"{name}.log"
-
-    def _spawn(self, name: str, module: str, port: int) -> None:
-        if name in self.processes and self.processes[name].poll() is None:
-            return
-        log = self.log_path(name).open("ab")
-        self.processes[name] = subprocess.Popen(
-            [sys.executable, "-m", module], env=self.env, stdout=log, stderr=subprocess.STDOUT
-        )
-        wait_for_port(port, timeout=30)
-
-    def service(self, game: str) -> str:
-        """Start the game's gRPC service if needed; its address."""
-        self._spawn(game, f"services.{game}.service", self.grpc_ports[game])
-        return f"127.0.0.1:{self.grpc_ports[game]}"
-
-    def metrics_url(self, game: str) -> str:
-        return f"http://127.0.0.1:{self.env[f'{game.upper()}_METRICS_PORT']}/metrics"
-
-    def gateway(self) -> str:
-        self._spawn("gateway", "gateway", self.gateway_port)
-        return f"http://127.0.0.1:{self.gateway_port}"
-
-    def token(self, identity: Identity, ttl: int = 3600) -> str:
-        return self.signer.issue(identity, ttl)
-
-    def platform_metadata(self) -> tuple[tuple[str, str]]:
-        return (("authorization", f"Bearer {self.token(PLATFORM)}"),)
-
-    def stop(self) -> None:
-        for proc in self.processes.values():
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-        for proc in self.processes.values():
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        self.redis.stop()
+from tools.stack import Stack
 
 
 @pytest.fixture(scope="session")

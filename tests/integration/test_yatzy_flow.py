@@ -23,9 +23,9 @@ from services.kit.errors import error_reason
 from services.kit.rng import MatchRng
 from services.kit.tokens import Identity
 from services.yatzy.engine import ENGINE
-from tests.conftest import Stack
 from tests.integration.grpc_client import as_dict, bearer, event_kind, pack, unpack
 from tests.integration.http_client import ApiRefused, Player, register, seated_table
+from tools.stack import Stack
 
 
 def keep_most_common(dice: list[int]) -> list[int]:
