@@ -77,7 +77,9 @@ class Result:
     """How a finished match ended.
 
     ``ranks[s]`` is seat s's place, 1 = first; equal results share a rank
-    (two seats tied first both have rank 1, the next has rank 3). ``scores``
+    (two seats tied first both have rank 1, the next has rank 3). In team
+    games places count sides, not seats: partners share their side's place,
+    so in a two-side match the losers are 2. ``scores``
     is per seat (partners repeat their team's score) or empty when the game
     has no score. ``reason`` is ``completed``, ``forfeit`` (a leave conceded
     or put a seat out) or ``inactivity`` (a claim). ``forfeited`` lists the
