@@ -126,10 +126,27 @@ class TokenSigner:
 
 
 class TokenVerifier:
+    """Checks tokens; remembers the ones it has verified until they expire, since
+    a client sends the same token with every move and the signature check is
+    the costliest step of a call."""
+
+    CACHE_SIZE = 10_000
+
     def __init__(self, public_keys: list[Ed25519PublicKey]) -> None:
         self._keys = {key_id(k): k for k in public_keys}
+        self._verified: dict[tuple[str, str], tuple[Identity, float]] = {}
 
     def verify(self, token: str, kind: str = "access") -> Identity:
+        cached = self._verified.get((token, kind))
+        if cached is not None and cached[1] > time.time():
+            return cached[0]
+        identity, expires = self._verify(token, kind)
+        if len(self._verified) >= self.CACHE_SIZE:
+            self._verified.clear()  # crude but bounded; refilled by the next calls
+        self._verified[(token, kind)] = (identity, expires)
+        return identity
+
+    def _verify(self, token: str, kind: str) -> tuple[Identity, float]:
         try:
             kid = jwt.get_unverified_header(token).get("kid")
             key = self._keys.get(kid) if isinstance(kid, str) else None
@@ -142,6 +159,5 @@ class TokenVerifier:
             raise TokenError(f"invalid token: {exc}") from exc
         if claims.get("typ") != kind:
             raise TokenError(f"not an {kind} token")
-        return Identity(
-            user_id=str(claims["sub"]), name=str(claims.get("name", "")), role=str(claims["role"])
-        )
+        identity = Identity(str(claims["sub"]), str(claims.get("name", "")), str(claims["role"]))
+        return identity, float(claims["exp"])
