@@ -163,10 +163,11 @@ async def main() -> None:
         try:
             stack.service("yatzy")
             stack.gateway()
+            assert stack.redis and stack.redis.process
             processes = {
                 "yatzy": stack.processes["yatzy"].pid,
                 "gateway": stack.processes["gateway"].pid,
-                "redis": stack.redis.process.pid if stack.redis.process else 0,
+                "redis": stack.redis.process.pid,
             }
 
             def sample() -> dict[str, float]:

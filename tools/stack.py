@@ -18,17 +18,22 @@ PLATFORM = Identity("platform:tests", "tests", "platform")
 
 
 class Stack:
-    def __init__(self, root: Path) -> None:
+    """``redis_url`` points the platform at a Redis the caller runs (a cluster,
+    say, with ``cluster=True``); otherwise the stack starts its own."""
+
+    def __init__(self, root: Path, redis_url: str | None = None, cluster: bool = False) -> None:
         self.root = root
         self.keys_dir = root / "keys"
         self.signer = TokenSigner(load_or_create_signing_key(self.keys_dir))
-        self.redis = RedisServer(root / "redis").start()
+        self.redis = None if redis_url else RedisServer(root / "redis").start()
+        self.redis_url = redis_url or self.redis.url  # type: ignore[union-attr]
         self.grpc_ports = {game: free_port() for game in GAME_PORTS}
         self.gateway_port = free_port()
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
         self.env = {
             **os.environ,
-            "REDIS_URL": self.redis.url,
+            "REDIS_URL": self.redis_url,
+            "REDIS_CLUSTER": "1" if cluster else "",
             "RODADA_KEYS_DIR": str(self.keys_dir),
             "GATEWAY_PORT": str(self.gateway_port),
             "DRAIN_SECONDS": "2",
@@ -77,4 +82,5 @@ class Stack:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-        self.redis.stop()
+        if self.redis:
+            self.redis.stop()
