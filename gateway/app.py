@@ -96,6 +96,16 @@ class JoinTable(BaseModel):
     invite_code: str
 
 
+class NewInvite(BaseModel):
+    team: str | None = Field(
+        default=None, description="a team's name for a team invite; null = any free seat"
+    )
+
+
+class Arrangement(BaseModel):
+    seats: list[str | None] = Field(description="per seat, the id of a seated player or null for a free seat")
+
+
 class ActBody(BaseModel):
     expected_version: int = Field(ge=0, description="the version of the view the action was decided on")
     action: dict[str, Any] = Field(
@@ -264,11 +274,30 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
             game.pack("Options", body.options)
         except BadGameInput as exc:
             raise ApiError(422, "invalid_options", str(exc)) from None
-        return await p.tables.create(caller.identity, body.game, body.seats, body.options)
+        teams = game.policy.teams.get(body.seats, ())
+        return await p.tables.create(caller.identity, body.game, body.seats, body.options, teams)
 
     @app.post("/v1/tables/join", tags=["tables"])
     async def join_table(body: JoinTable, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
         return public_table(await p.tables.join(caller.identity, body.invite_code))
+
+    @app.post("/v1/tables/{table_id}/invites", status_code=201, tags=["tables"])
+    async def invite(table_id: str, body: NewInvite, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
+        """Host only: a new invite for any free seat, or (``team``) for a free
+        seat of that team, valid while the team has one."""
+        return await p.tables.invite(caller.identity, table_id, body.team)
+
+    @app.delete("/v1/tables/{table_id}/invites/{code}", status_code=204, tags=["tables"])
+    async def revoke_invite(table_id: str, code: str, caller: CallerDep, p: PlatformDep) -> Response:
+        await p.tables.revoke(caller.identity, table_id, code)
+        return Response(status_code=204)
+
+    @app.put("/v1/tables/{table_id}/seats", tags=["tables"])
+    async def arrange_seats(
+        table_id: str, body: Arrangement, caller: CallerDep, p: PlatformDep
+    ) -> dict[str, Any]:
+        """Host only, before the start: place the seated players (into teams)."""
+        return await p.tables.arrange(caller.identity, table_id, body.seats)
 
     @app.get("/v1/tables/{table_id}", tags=["tables"])
     async def get_table(table_id: str, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
@@ -293,7 +322,7 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
             if error.code != "match_exists":
                 await p.tables.reopen(table_id)
                 raise
-        await p.tables.close_invite(table)
+        await p.tables.close_invites(table)
         return snapshot_json(await view(table_id, caller, p))
 
     @app.get("/v1/tables/{table_id}/view", tags=["play"])

@@ -5,7 +5,8 @@ through their gRPC MatchService."""
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
 
@@ -13,6 +14,8 @@ import grpc
 from google.protobuf import any_pb2, json_format
 from google.protobuf.message import Message
 from rodada.common.v1 import match_pb2, match_pb2_grpc
+
+from gateway.tables import Teams
 
 if TYPE_CHECKING:
     from rodada.common.v1.match_pb2_grpc import MatchServiceAsyncStub
@@ -23,13 +26,16 @@ class Policy:
     """What the gateway must know of a game without asking it."""
 
     seat_counts: frozenset[int]  # table sizes a host may create
+    # The sides of team tables, by table size: (name, seats) each, the names
+    # as the game's proto spells them.
+    teams: Mapping[int, Teams] = field(default_factory=dict)
 
 
 POLICIES: dict[str, Policy] = {
-    "bozo": Policy(frozenset({1, 2, 4})),
+    "bozo": Policy(frozenset({1, 2, 4}), teams={4: (("JADE", (0, 2)), ("AMBAR", (1, 3)))}),
     "dudo": Policy(frozenset(range(2, 7))),
     "bozu_mekuri": Policy(frozenset(range(2, 7))),
-    "domino": Policy(frozenset({4})),
+    "domino": Policy(frozenset({4}), teams={4: (("TEAM_0", (0, 2)), ("TEAM_1", (1, 3)))}),
     "yatzy": Policy(frozenset(range(1, 9))),
 }
 

@@ -1,16 +1,22 @@
-"""Tables: the lobby before a match. A host creates a table for a game, shares
-its invite code, players join, and the host starts it, which creates the match
-(same id) in the game service.
+"""Tables: the lobby before a match. A host creates a table for a game, hands
+out invites, players join, the host may arrange the seats (into teams, where
+the game has them) and starts it, which creates the match (same id) in the
+game service.
+
+Invites are unguessable codes that expire. A table invite takes any free seat;
+a team invite takes a free seat of one team and works only while that team
+has one. The host can revoke either.
 
 Keys: ``table:<id>`` the table as JSON, updated with WATCH/MULTI so two joins
-of the last seat cannot both win; ``invite:<code>`` → table id, expiring.
+of the last seat cannot both win; ``invite:<code>`` → ``{table, team}``, with
+a TTL.
 """
 
 from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
@@ -21,6 +27,9 @@ from services.kit.tokens import Identity
 
 OPEN, PLAYING = "open", "playing"
 _UPDATE_ATTEMPTS = 16
+_HOST_ONLY = ("invite_code", "invites")
+
+Teams = Sequence[tuple[str, tuple[int, ...]]]
 
 
 class TableError(Exception):
@@ -38,9 +47,34 @@ def invite_key(code: str) -> str:
 
 
 def public_table(table: dict[str, Any]) -> dict[str, Any]:
-    """The table as any seated player or invitee may see it (no invite code:
-    only the host hands those out)."""
-    return {k: v for k, v in table.items() if k != "invite_code"}
+    """The table without its invites: only the host hands those out."""
+    return {k: v for k, v in table.items() if k not in _HOST_ONLY}
+
+
+def _seated(table: dict[str, Any], user_id: str) -> int | None:
+    for seat, player in enumerate(table["players"]):
+        if player and player["user_id"] == user_id:
+            return seat
+    return None
+
+
+def _team_seats(table: dict[str, Any], team: str | None) -> list[int]:
+    if team is None:
+        return list(range(table["seats"]))
+    for entry in table["teams"]:
+        if entry["name"] == team:
+            return list(entry["seats"])
+    raise TableError(422, "unknown_team", f"teams here: {', '.join(t['name'] for t in table['teams'])}")
+
+
+def _require_host(table: dict[str, Any], user: Identity) -> None:
+    if table["host"] != user.user_id:
+        raise TableError(403, "not_host", "only the host may do this")
+
+
+def _require_open(table: dict[str, Any]) -> None:
+    if table["status"] != OPEN:
+        raise TableError(409, "table_started", "the table has already started")
 
 
 class Tables:
@@ -48,22 +82,26 @@ class Tables:
         self.redis = redis
         self.invite_ttl = invite_ttl
 
-    async def create(self, host: Identity, game: str, seats: int, options: dict[str, Any]) -> dict[str, Any]:
+    async def create(
+        self, host: Identity, game: str, seats: int, options: dict[str, Any], teams: Teams = ()
+    ) -> dict[str, Any]:
         table_id = secrets.token_urlsafe(9).replace("-", "a").replace("_", "b")
-        code = secrets.token_urlsafe(16)
-        table = {
+        table: dict[str, Any] = {
             "id": table_id,
             "game": game,
             "seats": seats,
             "options": options,
+            "teams": [{"name": name, "seats": list(team_seats)} for name, team_seats in teams],
             "host": host.user_id,
             "players": [{"user_id": host.user_id, "name": host.name}] + [None] * (seats - 1),
             "status": OPEN,
-            "invite_code": code,
+            "invites": [],
             "created_at": time.time(),
         }
         await self.redis.set(table_key(table_id), orjson.dumps(table))
-        await self.redis.set(invite_key(code), table_id, ex=self.invite_ttl)
+        invite = await self.invite(host, table_id, None)
+        table = await self.get(table_id)
+        table["invite_code"] = invite["code"]  # the table invite, for convenience
         return table
 
     async def get(self, table_id: str) -> dict[str, Any]:
@@ -93,42 +131,90 @@ class Tables:
                     continue
         raise TableError(409, "busy", "the table is busy; try again")
 
+    # -- invites --------------------------------------------------------------
+
+    async def invite(self, host: Identity, table_id: str, team: str | None) -> dict[str, Any]:
+        """A new invite code: for any free seat, or for a seat of ``team``."""
+        code = secrets.token_urlsafe(16)
+        invite = {"code": code, "team": team, "expires_at": time.time() + self.invite_ttl}
+
+        def add(table: dict[str, Any]) -> None:
+            _require_host(table, host)
+            _require_open(table)
+            _team_seats(table, team)
+            now = time.time()
+            table["invites"] = [i for i in table["invites"] if i["expires_at"] > now] + [invite]
+
+        await self.update(table_id, add)
+        await self.redis.set(
+            invite_key(code), orjson.dumps({"table": table_id, "team": team}), ex=self.invite_ttl
+        )
+        return invite
+
+    async def revoke(self, host: Identity, table_id: str, code: str) -> None:
+        def remove(table: dict[str, Any]) -> None:
+            _require_host(table, host)
+            if not any(i["code"] == code for i in table["invites"]):
+                raise TableError(404, "invite_not_found", "no such invite at this table")
+            table["invites"] = [i for i in table["invites"] if i["code"] != code]
+
+        await self.update(table_id, remove)
+        await self.redis.delete(invite_key(code))
+
     async def join(self, user: Identity, code: str) -> dict[str, Any]:
-        table_id = await self.redis.get(invite_key(code))
-        if table_id is None:
-            raise TableError(404, "invite_not_found", "no such invite, or it has expired")
+        raw = await self.redis.get(invite_key(code))
+        if raw is None:
+            raise TableError(404, "invite_not_found", "no such invite, or it has expired or was revoked")
+        invite = orjson.loads(raw)
 
         def take_seat(table: dict[str, Any]) -> None:
-            players = table["players"]
-            if any(p and p["user_id"] == user.user_id for p in players):
+            if _seated(table, user.user_id) is not None:
                 return  # joining twice is harmless
-            if table["status"] != OPEN:
-                raise TableError(409, "table_started", "the table has already started")
-            free = [i for i, p in enumerate(players) if p is None]
+            _require_open(table)
+            free = [s for s in _team_seats(table, invite["team"]) if table["players"][s] is None]
             if not free:
-                raise TableError(409, "table_full", "the table is full")
-            players[free[0]] = {"user_id": user.user_id, "name": user.name}
+                if invite["team"] is None:
+                    raise TableError(409, "table_full", "the table is full")
+                raise TableError(409, "team_full", f"team {invite['team']} has no free seat")
+            table["players"][free[0]] = {"user_id": user.user_id, "name": user.name}
 
-        return await self.update(str(table_id), take_seat)
+        return await self.update(invite["table"], take_seat)
+
+    # -- seats ------------------------------------------------------------------
+
+    async def arrange(self, host: Identity, table_id: str, order: list[str | None]) -> dict[str, Any]:
+        """The host places the players: ``order[seat]`` is a seated user's id or
+        None for a free seat; every player keeps exactly one seat."""
+
+        def place(table: dict[str, Any]) -> None:
+            _require_host(table, host)
+            _require_open(table)
+            by_id = {p["user_id"]: p for p in table["players"] if p}
+            placed = [u for u in order if u is not None]
+            if len(order) != table["seats"] or sorted(placed) != sorted(by_id):
+                raise TableError(
+                    422, "invalid_arrangement", "list every seated player once, null for free seats"
+                )
+            table["players"] = [by_id[u] if u is not None else None for u in order]
+
+        return await self.update(table_id, place)
 
     async def leave_lobby(self, user: Identity, table_id: str) -> dict[str, Any]:
         def free_seat(table: dict[str, Any]) -> None:
-            if table["status"] != OPEN:
-                raise TableError(409, "table_started", "the match has started")
-            for i, p in enumerate(table["players"]):
-                if p and p["user_id"] == user.user_id:
-                    table["players"][i] = None
-                    return
-            raise TableError(403, "not_seated", "you are not at this table")
+            _require_open(table)
+            seat = _seated(table, user.user_id)
+            if seat is None:
+                raise TableError(403, "not_seated", "you are not at this table")
+            table["players"][seat] = None
 
         return await self.update(table_id, free_seat)
 
+    # -- start ------------------------------------------------------------------
+
     async def mark_started(self, user: Identity, table_id: str) -> dict[str, Any]:
         def start(table: dict[str, Any]) -> None:
-            if table["host"] != user.user_id:
-                raise TableError(403, "not_host", "only the host starts the table")
-            if table["status"] != OPEN:
-                raise TableError(409, "table_started", "the table has already started")
+            _require_host(table, user)
+            _require_open(table)
             if any(p is None for p in table["players"]):
                 raise TableError(409, "seats_free", "every seat must be taken before the start")
             table["status"] = PLAYING
@@ -143,5 +229,7 @@ class Tables:
 
         await self.update(table_id, reopen)
 
-    async def close_invite(self, table: dict[str, Any]) -> None:
-        await self.redis.delete(invite_key(table["invite_code"]))
+    async def close_invites(self, table: dict[str, Any]) -> None:
+        """A started table takes nobody else."""
+        for invite in table["invites"]:
+            await self.redis.delete(invite_key(invite["code"]))

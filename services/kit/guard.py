@@ -4,6 +4,7 @@ details, and records request metrics. Health and reflection stay open."""
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextvars import ContextVar
@@ -18,6 +19,7 @@ from services.kit.tokens import Identity, TokenError, TokenVerifier
 CALLER: ContextVar[Identity] = ContextVar("caller")
 
 _OPEN_PREFIXES = ("/grpc.health.", "/grpc.reflection.")
+log = logging.getLogger("rodada.service")
 
 
 def caller() -> Identity:
@@ -60,7 +62,11 @@ class CallGuard(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             except TokenError as exc:
                 raise unauthenticated(str(exc)) from None
 
-        async def fail(context: grpc.aio.ServicerContext, error: ServiceError) -> None:
+        async def fail(context: grpc.aio.ServicerContext, error: Exception) -> None:
+            if not isinstance(error, ServiceError):
+                # A bug: keep the details in our logs, never in the client's reply.
+                log.error("%s failed", details.method, exc_info=error)
+                error = ServiceError(grpc.StatusCode.INTERNAL, "internal", "internal error")
             status = error.to_status(self._domain)
             metrics.GRPC_REQUESTS.labels(*labels, error.code.name).inc()
             await context.abort(status.code, status.details, status.trailing_metadata)
@@ -73,7 +79,7 @@ class CallGuard(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 try:
                     await authenticate(context)
                     response = await inner(request, context)
-                except ServiceError as error:
+                except Exception as error:
                     await fail(context, error)
                 finally:
                     metrics.GRPC_SECONDS.labels(*labels).observe(time.perf_counter() - started)
@@ -91,7 +97,7 @@ class CallGuard(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                     await authenticate(context)
                     async for item in inner_stream(request, context):
                         yield item
-                except ServiceError as error:
+                except Exception as error:
                     await fail(context, error)
                     return
                 metrics.GRPC_REQUESTS.labels(*labels, "OK").inc()

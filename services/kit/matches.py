@@ -9,7 +9,6 @@ import secrets
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
-from functools import partial
 from types import ModuleType
 from typing import Any
 
@@ -160,8 +159,12 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         for _ in range(_LEAVE_ATTEMPTS):
             match = await self._load(request.match_id)
             seat = self._seated(match)
+
+            def leave(state: dict[str, Any], ctx: Context, seat: int = seat) -> tuple[dict[str, Any], list[Event]]:
+                return self.engine.leave(state, seat, ctx)
+
             try:
-                updated = await self._apply(match, partial(self.engine.leave, seat=seat), "leave")
+                updated = await self._apply(match, leave, "leave")
             except VersionConflict:
                 continue  # someone moved meanwhile: leaving still applies, on the new state
             return self._snapshot(updated, seat)
