@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 from typing import Any
 
 import httpx
 import orjson
 import pytest
+import websockets
 from redis.asyncio import Redis
 
 from services.kit.store import match_key
@@ -151,3 +154,54 @@ async def test_inactivity_claims(http: httpx.AsyncClient, stack: Stack) -> None:
     claimed = await players[3].act(table["id"], snap["version"], claim)
     assert claimed["status"] == "FINISHED"
     assert claimed["result"]["reason"] == "inactivity" and claimed["result"]["ranks"] == [2, 1, 2, 1]
+
+
+async def stored_state(stack: Stack, match_id: str) -> dict[str, Any]:
+    redis = Redis.from_url(stack.redis_url)
+    try:
+        doc: dict[str, Any] = orjson.loads(await redis.hget(match_key(match_id), "doc"))  # type: ignore[misc]
+        return doc["state"]  # type: ignore[no-any-return]
+    finally:
+        await redis.aclose()
+
+
+async def feed(stack: Stack, table_id: str, player: Player, until: int) -> list[dict[str, Any]]:
+    url = stack.gateway().replace("http", "ws") + f"/v1/tables/{table_id}/events"
+    events: list[dict[str, Any]] = []
+    async with websockets.connect(url) as ws:
+        await ws.send(json.dumps({"token": player.token, "after_event_id": 0}))
+        while not events or events[-1]["id"] < until:
+            events.append(json.loads(await asyncio.wait_for(ws.recv(), 10)))
+    return events
+
+
+async def test_cup_faces_reach_nobody_before_the_declaration(http: httpx.AsyncClient, stack: Stack) -> None:
+    players = [await register(http, n) for n in ("ana", "bia", "caio", "davi")]
+    spectator = await register(http, "eve")
+    table = await players[0].create_table("bozo", 4)
+    for player in players[1:]:
+        await player.join(table["invite_code"])
+    snap = await players[0].start(table["id"])
+    snap = await players[0].act(table["id"], snap["version"], {"throw": {"cup": True}})
+    hidden = await stored_state(stack, table["id"])
+    assert hidden["cup_pending"] and sorted(hidden["just_thrown"]) == [0, 1, 2, 3, 4]
+    faces = hidden["dice"]
+    assert all(1 <= face <= 6 for face in faces)
+
+    for viewer in [*players, spectator]:
+        view = (await viewer.view(table["id"]))["view"]
+        assert view["dice"] == [{"face": 0, "hidden": True}] * 5 and view["preview"] == []
+        for event in await feed(stack, table["id"], viewer, snap["last_event_id"]):
+            thrown = event["event"].get("thrown")
+            assert "revealed" not in event["event"]
+            if thrown:
+                assert thrown["cup"] and thrown["faces"] == []
+    with pytest.raises(ApiRefused) as refused:
+        await players[0].act(table["id"], snap["version"], {"score": {"box": "GENERAL"}})
+    assert refused.value.code == "cup_pending"
+    logs = stack.log_path("bozo").read_text() + stack.log_path("gateway").read_text()
+    assert str(faces) not in logs and json.dumps(faces) not in logs
+
+    # The declaration reveals exactly what was stored: the check above was looking at the right dice.
+    revealed = await players[0].act(table["id"], snap["version"], {"declare": {"side": "TOP"}})
+    assert [d["face"] for d in revealed["view"]["dice"]] == faces
