@@ -18,7 +18,7 @@ from google.protobuf.message import Message
 from rodada.common.v1 import match_pb2, match_pb2_grpc
 
 from services.kit import metrics
-from services.kit.engine import Context, Engine, Event, InvalidAction, Result, RulesError
+from services.kit.engine import JSON, Context, Engine, Event, InvalidAction, Result, RulesError
 from services.kit.errors import ServiceError, invalid, not_found, permission_denied
 from services.kit.guard import caller
 from services.kit.rng import MatchRng, new_seed, seed_digest
@@ -160,7 +160,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
             match = await self._load(request.match_id)
             seat = self._seated(match)
 
-            def leave(state: dict[str, Any], ctx: Context, seat: int = seat) -> tuple[dict[str, Any], list[Event]]:
+            def leave(state: JSON, ctx: Context, seat: int = seat) -> tuple[JSON, list[Event]]:
                 return self.engine.leave(state, seat, ctx)
 
             try:

@@ -83,7 +83,7 @@ async def test_full_duplas_with_team_invites_and_arranged_seats(http: httpx.Asyn
         await caio.call("PUT", f"/v1/tables/{table['id']}/seats", {"seats": order})
     assert refused.value.code == "not_host"
     with pytest.raises(ApiRefused) as refused:
-        await ana.call("PUT", f"/v1/tables/{table['id']}/seats", {"seats": order[:3] + [eva.user_id]})
+        await ana.call("PUT", f"/v1/tables/{table['id']}/seats", {"seats": [*order[:3], eva.user_id]})
     assert refused.value.code == "invalid_arrangement"
     arranged = await ana.call("PUT", f"/v1/tables/{table['id']}/seats", {"seats": order})
     assert [p["user_id"] for p in arranged["players"]] == order
