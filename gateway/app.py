@@ -24,7 +24,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from gateway import metrics
 from gateway.accounts import AccountError, Accounts
-from gateway.games import BadGameInput, GameClient, event_json, load_clients, snapshot_json
+from gateway.games import BadGameInput, GameClient, load_clients, message_json
 from gateway.settings import GatewaySettings
 from gateway.tables import PLAYING, TableError, Tables, public_table
 from services.kit.errors import error_reason
@@ -94,6 +94,10 @@ class CreateTable(BaseModel):
 
 class JoinTable(BaseModel):
     invite_code: str
+
+
+class AskBody(BaseModel):
+    question: dict[str, Any] = Field(description="the game's Question, proto JSON form")
 
 
 class NewInvite(BaseModel):
@@ -323,12 +327,12 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
                 await p.tables.reopen(table_id)
                 raise
         await p.tables.close_invites(table)
-        return snapshot_json(await view(table_id, caller, p))
+        return message_json(await view(table_id, caller, p))
 
     @app.get("/v1/tables/{table_id}/view", tags=["play"])
     async def view_match(table_id: str, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
         """The match as the caller may see it (a spectator sees the public view)."""
-        return snapshot_json(await view(table_id, caller, p))
+        return message_json(await view(table_id, caller, p))
 
     async def view(table_id: str, caller: Caller, p: Platform) -> match_pb2.Snapshot:
         game = await playing(table_id, p)
@@ -352,9 +356,22 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
         request = match_pb2.ActRequest(
             match_id=table_id, expected_version=body.expected_version, action=action
         )
-        return snapshot_json(
+        return message_json(
             await rpc(game.stub.Act(request, metadata=caller.metadata, timeout=RPC_TIMEOUT_SECONDS))
         )
+
+    @app.post("/v1/tables/{table_id}/ask", tags=["play"])
+    async def ask(table_id: str, body: AskBody, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
+        """Ask the game a question that changes nothing (Dudo: the odds of a bid
+        in assisted mode). Returns ``{version, answer}``."""
+        game = await playing(table_id, p)
+        try:
+            question = game.pack("Question", body.question)
+        except (BadGameInput, AttributeError):
+            raise ApiError(422, "invalid_question", f"not a {game.name} question") from None
+        request = match_pb2.AskRequest(match_id=table_id, question=question)
+        reply = await rpc(game.stub.Ask(request, metadata=caller.metadata, timeout=RPC_TIMEOUT_SECONDS))
+        return message_json(reply)
 
     @app.post("/v1/tables/{table_id}/leave", tags=["play"])
     async def leave(table_id: str, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
@@ -365,7 +382,7 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
         game = p.game(table["game"])
         request = match_pb2.LeaveRequest(match_id=table_id)
         snapshot = await rpc(game.stub.Leave(request, metadata=caller.metadata, timeout=RPC_TIMEOUT_SECONDS))
-        return {"match": snapshot_json(snapshot)}
+        return {"match": message_json(snapshot)}
 
     # -- realtime --
 
@@ -407,7 +424,7 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
                 async for event in stream:
                     if closed.done():
                         break
-                    await websocket.send_json(event_json(event))
+                    await websocket.send_json(message_json(event))
             except grpc.aio.AioRpcError as error:
                 code = error_reason(error) or error.code().name.lower()
                 raise ApiError(_HTTP_STATUS.get(error.code(), 502), code, error.details() or "") from None

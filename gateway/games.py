@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 import grpc
 from google.protobuf import any_pb2, json_format
 from google.protobuf.message import Message
-from rodada.common.v1 import match_pb2, match_pb2_grpc
+from rodada.common.v1 import match_pb2_grpc
 
 from gateway.tables import Teams
 
@@ -80,13 +80,8 @@ def load_clients(addresses: dict[str, str]) -> tuple[dict[str, GameClient], list
     return clients, channels
 
 
-def snapshot_json(snapshot: match_pb2.Snapshot) -> dict[str, Any]:
+def message_json(message: Message) -> dict[str, Any]:
+    """A reply for HTTP clients: proto JSON with field names as in the .proto."""
     return json_format.MessageToDict(
-        snapshot, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
-    )
-
-
-def event_json(event: match_pb2.MatchEvent) -> dict[str, Any]:
-    return json_format.MessageToDict(
-        event, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+        message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
     )

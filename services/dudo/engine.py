@@ -216,6 +216,20 @@ class DudoEngine:
             forfeited=_forfeited(state),
         )
 
+    def ask(self, state: JSON, seat: int | None, question: JSON) -> JSON:
+        """Assisted mode's odds for any bid the seat asks about (proto
+        ``Question.bid_odds``): only a seated player with assist on may ask."""
+        if set(question) != {"bid_odds"} or not isinstance(question["bid_odds"], dict):
+            raise InvalidAction("malformed_question", "the question must be bid_odds")
+        if seat is None:
+            raise RulesError("not_seated", "only a seated player has dice to reason from")
+        if not state["assist"][seat]:
+            raise RulesError("assist_off", "turn assisted mode on (set_assist) to see the odds")
+        bid = question["bid_odds"]
+        quantity, face = bid.get("quantity", 0), bid.get("face", 0)
+        probability = bid_probability(state, seat, quantity, face)
+        return {"bid_odds": {"quantity": quantity, "face": face, "probability": probability}}
+
 
 ENGINE: Engine = DudoEngine()
 

@@ -124,3 +124,10 @@ class Engine(Protocol):
     def result(self, state: JSON) -> Result | None:
         """The result once the match is over, else None."""
         ...
+
+
+class Answers(Protocol):
+    """An engine that also answers questions about a match (the proto's
+    ``Question`` → ``Answer``) from what ``seat`` may see, changing nothing."""
+
+    def ask(self, state: JSON, seat: int | None, question: JSON) -> JSON: ...

@@ -170,6 +170,27 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
             return self._snapshot(updated, seat)
         raise ServiceError(grpc.StatusCode.ABORTED, "busy", "the match is too busy; try again")
 
+    async def Ask(
+        self, request: match_pb2.AskRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> match_pb2.AskReply:
+        ask = getattr(self.engine, "ask", None)
+        answer_cls = getattr(self.game.messages, "Answer", None)
+        if ask is None or answer_cls is None:
+            raise ServiceError(
+                grpc.StatusCode.UNIMPLEMENTED, "no_questions", f"{self.game.name} answers no questions"
+            )
+        question = _unpack(request.question, self.game.messages.Question, "question")
+        match = await self._load(request.match_id)
+        try:
+            reply = ask(match.doc["state"], _seat_of(match.doc, caller().user_id), question)
+        except RulesError as error:
+            raise _rules_error(self.game.name, error) from None
+        answer = answer_cls()
+        json_format.ParseDict(reply, answer)
+        packed = any_pb2.Any()
+        packed.Pack(answer)
+        return match_pb2.AskReply(version=match.version, answer=packed)
+
     async def Watch(
         self, request: match_pb2.WatchRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[match_pb2.MatchEvent]:
