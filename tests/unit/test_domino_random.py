@@ -218,7 +218,7 @@ def play_match(seed: int) -> Referee:
     assert result.reason == "completed"
     winner = 0 if referee.scores[0] >= TARGET else 1
     assert referee.scores[1 - winner] < TARGET
-    assert result.ranks == [1 if s % 2 == winner else 3 for s in range(4)]
+    assert result.ranks == [1 if s % 2 == winner else 2 for s in range(4)]
     assert result.scores == [referee.scores[s % 2] for s in range(4)]
     return referee
 

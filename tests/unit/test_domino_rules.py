@@ -19,7 +19,7 @@ from google.protobuf import json_format
 from rodada.domino.v1 import domino_pb2
 
 from services.domino.engine import ENGINE
-from services.domino.tiles import full_set
+from services.domino.tiles import full_set, pips
 from services.kit.engine import JSON, Event, InvalidAction, RulesError
 from tests.proto_shapes import assert_event_fits, assert_fits
 from tests.rigged import ctx
@@ -217,6 +217,15 @@ def test_play_goes_clockwise_to_the_next_seat() -> None:
     assert ENGINE.to_act(state) == [0]
 
 
+def test_the_set_is_the_28_tiles_of_the_double_six() -> None:
+    tiles = full_set()
+    assert len(tiles) == len(set(tiles)) == 28
+    assert [t for t in tiles if t[0] == t[1]] == [(n, n) for n in range(7)]  # the 7 carroças
+    assert all(sum(n in t for t in tiles) == 7 for n in range(7))  # seven tiles of each number
+    assert pips([(3, 4)]) == 7 and pips([(6, 6)]) == 12 and pips([(0, 0)]) == 0
+    assert pips(tiles) == 168
+
+
 # --- laying a tile: matching and choosing the end -----------------------------------
 
 # Seat 3 opened with 5-5; seat 0 holds 0-5 and six tiles that fit nothing; seats 1
@@ -239,6 +248,15 @@ def test_a_tile_must_match_an_open_end() -> None:
     refused(state, 0, play(5, 6), "tile_not_in_hand")  # seat 3 holds it
     view = ENGINE.view(state, 0)
     assert view["playable"] == [{"tile": {"a": 0, "b": 5}, "ends": ["LEFT", "RIGHT"], "end_required": False}]
+
+
+def test_seed_example_any_tile_with_a_5_joins_an_open_5() -> None:
+    state, _ = act(fives(), 0, play(0, 5))  # ends 5 and 0; seats 1 and 2 pass
+    playable = {(p["tile"]["a"], p["tile"]["b"]): p["ends"] for p in ENGINE.view(state, 3)["playable"]}
+    assert playable[(2, 5)] == ["LEFT"] and playable[(5, 6)] == ["LEFT"]
+    assert playable[(0, 6)] == ["RIGHT"]
+    after, _ = act(state, 3, play(5, 2))
+    assert ends(after) == (2, 0)
 
 
 def test_halves_may_be_sent_in_either_order() -> None:
@@ -409,6 +427,37 @@ def test_the_last_tile_can_be_the_double_blank_sent_as_an_empty_tile() -> None:
     assert only(events, "round_ended")["kind"] == "BATIDA"
 
 
+# Seat 0's last tile closes on both ends at once: 2-3 on ends 2 and 3 (lá-e-lô),
+# or the carroça 3-3 on ends 3 and 3 (cruzada). Seat 1 keeps 1 pip, seat 3 keeps 10.
+NO_BONUS_HANDS: dict[int, Sequence[Tile]] = {1: [(0, 0), (0, 1)], 2: [(4, 6), (5, 6), (6, 6)]}
+LA_E_LO_LINE: list[Tile] = [
+    (2, 0), (0, 3), (3, 1), (1, 1), (1, 2), (2, 2), (2, 4), (4, 1), (1, 6), (6, 0),
+    (0, 5), (5, 2), (2, 6), (6, 3), (3, 3), (3, 4), (4, 4), (4, 5), (5, 5), (5, 3),
+]  # fmt: skip
+CRUZADA_LINE: list[Tile] = [
+    (3, 0), (0, 2), (2, 1), (1, 1), (1, 3), (3, 2), (2, 2), (2, 4), (4, 1), (1, 6),
+    (6, 0), (0, 5), (5, 2), (2, 6), (6, 3), (3, 4), (4, 4), (4, 5), (5, 5), (5, 3),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("line", "last", "end"),
+    [
+        (LA_E_LO_LINE, (2, 3), "LEFT"),  # lá-e-lô
+        (LA_E_LO_LINE, (2, 3), "RIGHT"),
+        (CRUZADA_LINE, (3, 3), None),  # cruzada: a carroça on both ends
+    ],
+)
+def test_going_out_on_both_ends_or_with_a_carroca_is_worth_no_more(
+    line: list[Tile], last: Tile, end: str | None
+) -> None:
+    state = position(line, {0: [last], **NO_BONUS_HANDS}, turn=0)  # seat 3: 0-4 and 1-5
+    assert ENGINE.view(state, 3)["hand"] == tiles_json([(0, 4), (1, 5)])
+    _, events = act(state, 0, play(*last, end), Deals(IN_ORDER))
+    ended = only(events, "round_ended")
+    assert (ended["kind"], ended["points"], ended["scores"]) == ("BATIDA", 1 + 10, [11, 0])
+
+
 # --- tranca --------------------------------------------------------------------------
 
 # A first round closed on the 6s: all seven 6s on the line, both ends 6. Seat r
@@ -504,7 +553,7 @@ def test_reaching_exactly_50_wins_the_match() -> None:
     assert ENGINE.to_act(state) == []
     result = ENGINE.result(state)
     assert result is not None
-    assert result.ranks == [1, 3, 1, 3]
+    assert result.ranks == [1, 2, 1, 2]
     assert result.scores == [50, 0, 50, 0]
     assert result.reason == "completed"
     assert result.forfeited == []
@@ -570,7 +619,7 @@ def test_an_opponent_claims_the_match_after_120_seconds() -> None:
     }
     result = ENGINE.result(after)
     assert result is not None
-    assert (result.reason, result.forfeited, result.ranks) == ("inactivity", [0], [3, 1, 3, 1])
+    assert (result.reason, result.forfeited, result.ranks) == ("inactivity", [0], [2, 1, 2, 1])
 
 
 def test_neither_the_idle_seat_nor_its_partner_may_claim() -> None:
@@ -633,6 +682,8 @@ def test_only_the_seat_to_act_may_play() -> None:
     state = fives()
     for seat in (1, 2, 3):
         refused(state, seat, play(1, 1), "not_your_turn")
+        assert ENGINE.view(state, seat)["playable"] == []
+        assert ENGINE.view(state, seat)["to_act"] == 0
 
 
 def test_an_accepted_action_leaves_the_given_state_untouched() -> None:
