@@ -26,7 +26,7 @@ from gateway import metrics
 from gateway.accounts import AccountError, Accounts
 from gateway.games import BadGameInput, GameClient, load_clients, message_json
 from gateway.settings import GatewaySettings
-from gateway.tables import PLAYING, TableError, Tables, public_table
+from gateway.tables import OPEN, PLAYING, TableError, Tables, public_table
 from services.kit.errors import error_reason
 from services.kit.store import connect
 from services.kit.tokens import (
@@ -90,6 +90,13 @@ class CreateTable(BaseModel):
     game: str = Field(description="bozo, dudo, bozu_mekuri, domino or yatzy")
     seats: int = Field(description="number of seats, the host's included")
     options: dict[str, Any] = Field(default_factory=dict, description="the game's Options, proto JSON form")
+    cpu_seats: list[int] = Field(
+        default_factory=list, description="seats played by the computer (Bozu Mekuri)"
+    )
+
+
+class Sit(BaseModel):
+    seat: int | None = Field(default=None, description="the seat wanted; null = any free seat")
 
 
 class JoinTable(BaseModel):
@@ -278,8 +285,36 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
             game.pack("Options", body.options)
         except BadGameInput as exc:
             raise ApiError(422, "invalid_options", str(exc)) from None
+        if body.cpu_seats and not game.policy.cpu_seats:
+            raise ApiError(422, "invalid_cpu_seats", f"{body.game} has no CPU seats")
         teams = game.policy.teams.get(body.seats, ())
-        return await p.tables.create(caller.identity, body.game, body.seats, body.options, teams)
+        return await p.tables.create(
+            caller.identity,
+            body.game,
+            body.seats,
+            body.options,
+            teams,
+            body.cpu_seats,
+            game.policy.open_tables,
+        )
+
+    @app.get("/v1/tables", tags=["tables"])
+    async def list_open_tables(game: str, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
+        """A game's open tables with a free seat (games without private tables: Dominó)."""
+        p.game(game)
+        return {"tables": await p.tables.open_tables(game)}
+
+    @app.post("/v1/tables/{table_id}/sit", tags=["tables"])
+    async def sit(table_id: str, body: Sit, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
+        """Sit at an open table, in the seat asked for or any free one; the
+        player who takes the last seat starts the match."""
+        table = await p.tables.sit(caller.identity, table_id, body.seat)
+        if None not in table["players"] and table["status"] == OPEN:
+            return {
+                "table": public_table(table),
+                "match": message_json(await start(table_id, None, caller, p)),
+            }
+        return {"table": public_table(table)}
 
     @app.post("/v1/tables/join", tags=["tables"])
     async def join_table(body: JoinTable, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
@@ -311,11 +346,17 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
     @app.post("/v1/tables/{table_id}/start", tags=["tables"])
     async def start_table(table_id: str, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
         """The host starts a full table: the match is created in the game service."""
-        table = await p.tables.mark_started(caller.identity, table_id)
+        return message_json(await start(table_id, caller.identity, caller, p))
+
+    async def start(table_id: str, host: Identity | None, caller: Caller, p: Platform) -> match_pb2.Snapshot:
+        table = await p.tables.mark_started(host, table_id)
         game = p.game(table["game"])
         request = match_pb2.CreateMatchRequest(
             match_id=table_id,
-            seats=[match_pb2.Seat(user_id=s["user_id"], display_name=s["name"]) for s in table["players"]],
+            seats=[
+                match_pb2.Seat(user_id=s.get("user_id", ""), display_name=s["name"], cpu=s.get("cpu", False))
+                for s in table["players"]
+            ],
             options=game.pack("Options", table["options"]),
         )
         try:
@@ -326,8 +367,8 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
             if error.code != "match_exists":
                 await p.tables.reopen(table_id)
                 raise
-        await p.tables.close_invites(table)
-        return message_json(await view(table_id, caller, p))
+        await p.tables.close(table)
+        return await view(table_id, caller, p)
 
     @app.get("/v1/tables/{table_id}/view", tags=["play"])
     async def view_match(table_id: str, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:

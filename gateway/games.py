@@ -29,13 +29,16 @@ class Policy:
     # The sides of team tables, by table size: (name, seats) each, the names
     # as the game's proto spells them.
     teams: Mapping[int, Teams] = field(default_factory=dict)
+    cpu_seats: bool = False  # a host may give seats to the computer
+    open_tables: bool = False  # tables are listed and anyone may sit; no invites
 
 
 POLICIES: dict[str, Policy] = {
     "bozo": Policy(frozenset({1, 2, 4}), teams={4: (("JADE", (0, 2)), ("AMBAR", (1, 3)))}),
     "dudo": Policy(frozenset(range(2, 7))),
-    "bozu_mekuri": Policy(frozenset(range(2, 7))),
-    "domino": Policy(frozenset({4}), teams={4: (("TEAM_0", (0, 2)), ("TEAM_1", (1, 3)))}),
+    "bozu_mekuri": Policy(frozenset(range(2, 7)), cpu_seats=True),
+    # The seed: "Não existe mesa privada" -- friends sit at the same open table.
+    "domino": Policy(frozenset({4}), teams={4: (("TEAM_0", (0, 2)), ("TEAM_1", (1, 3)))}, open_tables=True),
     "yatzy": Policy(frozenset(range(1, 9))),
 }
 

@@ -5,11 +5,14 @@ game service.
 
 Invites are unguessable codes that expire. A table invite takes any free seat;
 a team invite takes a free seat of one team and works only while that team
-has one. The host can revoke either.
+has one. The host can revoke either. Games whose tables are open (Dominó: "não
+existe mesa privada") have no invites: their tables are listed, anyone may
+sit in a free seat of their choice, and the table starts when it is full.
+Seats given to the computer at creation (Bozu Mekuri) count as taken.
 
 Keys: ``table:<id>`` the table as JSON, updated with WATCH/MULTI so two joins
 of the last seat cannot both win; ``invite:<code>`` → ``{table, team}``, with
-a TTL.
+a TTL; ``open-tables:<game>`` the ids of a game's open tables still seating.
 """
 
 from __future__ import annotations
@@ -51,9 +54,13 @@ def public_table(table: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in table.items() if k not in _HOST_ONLY}
 
 
+def open_tables_key(game: str) -> str:
+    return f"open-tables:{game}"
+
+
 def _seated(table: dict[str, Any], user_id: str) -> int | None:
     for seat, player in enumerate(table["players"]):
-        if player and player["user_id"] == user_id:
+        if player and player.get("user_id") == user_id:
             return seat
     return None
 
@@ -83,9 +90,26 @@ class Tables:
         self.invite_ttl = invite_ttl
 
     async def create(
-        self, host: Identity, game: str, seats: int, options: dict[str, Any], teams: Teams = ()
+        self,
+        host: Identity,
+        game: str,
+        seats: int,
+        options: dict[str, Any],
+        teams: Teams = (),
+        cpu_seats: Sequence[int] = (),
+        open_table: bool = False,
     ) -> dict[str, Any]:
+        if (
+            0 in cpu_seats
+            or any(not 0 < s < seats for s in cpu_seats)
+            or len(set(cpu_seats)) != len(cpu_seats)
+        ):
+            raise TableError(422, "invalid_cpu_seats", f"CPU seats are distinct seats from 1 to {seats - 1}")
         table_id = secrets.token_urlsafe(9).replace("-", "a").replace("_", "b")
+        players: list[dict[str, Any] | None] = [None] * seats
+        players[0] = {"user_id": host.user_id, "name": host.name}
+        for seat in cpu_seats:
+            players[seat] = {"cpu": True, "name": f"CPU {seat}"}
         table: dict[str, Any] = {
             "id": table_id,
             "game": game,
@@ -93,16 +117,54 @@ class Tables:
             "options": options,
             "teams": [{"name": name, "seats": list(team_seats)} for name, team_seats in teams],
             "host": host.user_id,
-            "players": [{"user_id": host.user_id, "name": host.name}] + [None] * (seats - 1),
+            "players": players,
+            "open": open_table,
             "status": OPEN,
             "invites": [],
             "created_at": time.time(),
         }
         await self.redis.set(table_key(table_id), orjson.dumps(table))
+        if open_table:
+            await self.redis.sadd(open_tables_key(game), table_id)
+            return table
         invite = await self.invite(host, table_id, None)
         table = await self.get(table_id)
         table["invite_code"] = invite["code"]  # the table invite, for convenience
         return table
+
+    async def open_tables(self, game: str) -> list[dict[str, Any]]:
+        """A game's open tables that still have a free seat, oldest first."""
+        ids: list[str] = sorted(await self.redis.smembers(open_tables_key(game)))  # type: ignore[arg-type]
+        tables = []
+        for table_id in ids:
+            raw = await self.redis.get(table_key(table_id))
+            if raw is None:
+                await self.redis.srem(open_tables_key(game), table_id)
+                continue
+            table = orjson.loads(raw)
+            if table["status"] == OPEN and None in table["players"]:
+                tables.append(public_table(table))
+        return sorted(tables, key=lambda t: t["created_at"])
+
+    async def sit(self, user: Identity, table_id: str, seat: int | None) -> dict[str, Any]:
+        """Take a free seat (the one asked for, or any) at an open table."""
+
+        def take(table: dict[str, Any]) -> None:
+            if not table["open"]:
+                raise TableError(403, "invite_required", "this table seats players by invite")
+            if _seated(table, user.user_id) is not None:
+                return
+            _require_open(table)
+            if seat is not None and not 0 <= seat < table["seats"]:
+                raise TableError(422, "invalid_seat", f"seats are 0 to {table['seats'] - 1}")
+            free = [s for s in range(table["seats"]) if table["players"][s] is None]
+            if seat is not None and seat not in free:
+                raise TableError(409, "seat_taken", f"seat {seat} is taken")
+            if not free:
+                raise TableError(409, "table_full", "the table is full")
+            table["players"][free[0] if seat is None else seat] = {"user_id": user.user_id, "name": user.name}
+
+        return await self.update(table_id, take)
 
     async def get(self, table_id: str) -> dict[str, Any]:
         raw = await self.redis.get(table_key(table_id))
@@ -141,6 +203,8 @@ class Tables:
         def add(table: dict[str, Any]) -> None:
             _require_host(table, host)
             _require_open(table)
+            if table["open"]:
+                raise TableError(409, "open_table", "open tables take no invites: anyone may sit")
             _team_seats(table, team)
             now = time.time()
             table["invites"] = [i for i in table["invites"] if i["expires_at"] > now] + [invite]
@@ -189,6 +253,8 @@ class Tables:
         def place(table: dict[str, Any]) -> None:
             _require_host(table, host)
             _require_open(table)
+            if any(p and p.get("cpu") for p in table["players"]):
+                raise TableError(409, "cpu_seats_fixed", "a table with CPU seats keeps its seats")
             by_id = {p["user_id"]: p for p in table["players"] if p}
             placed = [u for u in order if u is not None]
             if len(order) != table["seats"] or sorted(placed) != sorted(by_id):
@@ -211,9 +277,13 @@ class Tables:
 
     # -- start ------------------------------------------------------------------
 
-    async def mark_started(self, user: Identity, table_id: str) -> dict[str, Any]:
+    async def mark_started(self, user: Identity | None, table_id: str) -> dict[str, Any]:
+        """The host starts the table (``user``), or it starts by itself once
+        full (``None``: open tables)."""
+
         def start(table: dict[str, Any]) -> None:
-            _require_host(table, user)
+            if user is not None:
+                _require_host(table, user)
             _require_open(table)
             if any(p is None for p in table["players"]):
                 raise TableError(409, "seats_free", "every seat must be taken before the start")
@@ -229,7 +299,8 @@ class Tables:
 
         await self.update(table_id, reopen)
 
-    async def close_invites(self, table: dict[str, Any]) -> None:
+    async def close(self, table: dict[str, Any]) -> None:
         """A started table takes nobody else."""
         for invite in table["invites"]:
             await self.redis.delete(invite_key(invite["code"]))
+        await self.redis.srem(open_tables_key(table["game"]), table["id"])
