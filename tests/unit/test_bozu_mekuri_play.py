@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from rodada.bozu_mekuri.v1 import bozu_mekuri_pb2 as pb
+
 from services.bozu_mekuri.cards import CARDS, NUMBERS
 from services.bozu_mekuri.engine import ENGINE
 from services.kit.engine import Event, RulesError
@@ -253,11 +253,15 @@ def test_the_deck_order_never_appears_in_a_view_or_an_event() -> None:
     by its poet's name, not as a run of numbers in deck order."""
     checked = 0
     for match in matches(20, 4_000):
+        opening_events = [e.data for e in match.steps[0][1]]  # CPU openers may flip inside new_match
+        assert not cards_in(opening_events) & set(match.states[0]["deck"])
         for (before, events), after in zip(match.steps[1:], match.states[1:], strict=True):
             face_down = set(after["deck"])
-            flipped_now = {e.data["card"]["number"] for e in events if e.kind == "card_flipped"}
-            # A step's events show only cards that were face up already or flipped in it.
-            assert cards_in([e.data for e in events]) <= (set(NUMBERS) - set(before["deck"])) | flipped_now
+            # A step's events show only cards face up by its end, and announce exactly
+            # the cards that left the top of the deck, in order.
+            assert not cards_in([e.data for e in events]) & face_down
+            flipped_now = [e.data["card"]["number"] for e in events if e.kind == "card_flipped"]
+            assert flipped_now == before["deck"][: len(before["deck"]) - len(after["deck"])]
             view = ENGINE.view(after, None)
             # Every seat sees exactly what a spectator sees, so checking that view covers them all.
             assert all(ENGINE.view(after, seat) == view for seat in range(after["seat_count"]))

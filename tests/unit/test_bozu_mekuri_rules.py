@@ -382,7 +382,7 @@ def test_semimaru_everyone_to_pile() -> None:
 
 def test_semimaru_on_an_extra_flip() -> None:
     state, _ = flip(table(seats=3, top=[13, 10, 3], hands={0: [4]}), 0)
-    state, events = flip(state, 0)
+    state, _ = flip(state, 0)
     assert state["eliminated"] == [0] and state["pile"] == [4, 13, 10]
     assert ENGINE.to_act(state) == [1] and not state["extra_flip"]
 
