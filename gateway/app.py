@@ -7,10 +7,9 @@ is forwarded to the game services, which derive the caller's seat from it.
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 import grpc
 from fastapi import Depends, FastAPI, Request, WebSocket, WebSocketDisconnect
@@ -23,56 +22,23 @@ from rodada.common.v1 import match_pb2
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from gateway import metrics
-from gateway.accounts import AccountError, Accounts
-from gateway.games import BadGameInput, GameClient, load_clients, message_json
-from gateway.settings import GatewaySettings
-from gateway.tables import OPEN, PLAYING, TableError, Tables, public_table
-from services.kit.errors import error_reason
-from services.kit.store import connect
-from services.kit.tokens import (
-    Identity,
-    TokenError,
-    TokenSigner,
-    TokenVerifier,
-    load_or_create_signing_key,
+from gateway.accounts import AccountError
+from gateway.games import BadGameInput, message_json
+from gateway.platform import (
+    HTTP_STATUS,
+    RPC_TIMEOUT_SECONDS,
+    WS_AUTH_TIMEOUT_SECONDS,
+    ApiError,
+    Caller,
+    Platform,
+    rpc,
 )
-
-T = TypeVar("T")
-RPC_TIMEOUT_SECONDS = 10.0
-WS_AUTH_TIMEOUT_SECONDS = 10.0
-PLATFORM = Identity("platform:gateway", "gateway", "platform")
-
-_HTTP_STATUS = {
-    grpc.StatusCode.UNAUTHENTICATED: 401,
-    grpc.StatusCode.PERMISSION_DENIED: 403,
-    grpc.StatusCode.NOT_FOUND: 404,
-    grpc.StatusCode.ALREADY_EXISTS: 409,
-    grpc.StatusCode.ABORTED: 409,
-    grpc.StatusCode.FAILED_PRECONDITION: 409,
-    grpc.StatusCode.INVALID_ARGUMENT: 422,
-    grpc.StatusCode.RESOURCE_EXHAUSTED: 429,
-    grpc.StatusCode.UNAVAILABLE: 503,
-    grpc.StatusCode.DEADLINE_EXCEEDED: 504,
-}
-
-
-class ApiError(Exception):
-    """Any refusal, rendered as ``{"error": {"code", "message"}}``."""
-
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.code, self.message = status, code, message
-
-
-@dataclass
-class Caller:
-    identity: Identity
-    token: str
-
-    @property
-    def metadata(self) -> tuple[tuple[str, str]]:
-        return (("authorization", f"Bearer {self.token}"),)
-
+from gateway.settings import GatewaySettings
+from gateway.tables import OPEN, PLAYING, TableError, public_table
+from services.kit.errors import error_reason
+from services.kit.tokens import (
+    TokenError,
+)
 
 # -- request bodies ------------------------------------------------------------
 
@@ -125,59 +91,6 @@ class ActBody(BaseModel):
 
 
 # -- the application -----------------------------------------------------------
-
-
-class Platform:
-    """Everything the routes share, built once at start."""
-
-    def __init__(self, settings: GatewaySettings) -> None:
-        self.settings = settings
-        self.redis = connect(settings.redis_url, settings.redis_cluster, decode=True)
-        key = load_or_create_signing_key()
-        self.signer = TokenSigner(key)
-        self.verifier = TokenVerifier([key.public_key()])
-        self.accounts = Accounts(self.redis)
-        self.tables = Tables(self.redis, settings.invite_ttl)
-        self.games, self._channels = load_clients(settings.game_addresses)
-        self._platform_token = ("", 0.0)
-
-    def platform_metadata(self) -> tuple[tuple[str, str]]:
-        token, expires = self._platform_token
-        if time.time() > expires - 60:
-            token = self.signer.issue(PLATFORM, 600)
-            self._platform_token = (token, time.time() + 600)
-        return (("authorization", f"Bearer {token}"),)
-
-    def game(self, name: str) -> GameClient:
-        client = self.games.get(name)
-        if client is None:
-            raise ApiError(404, "unknown_game", f"no game {name!r}; games: {', '.join(sorted(self.games))}")
-        return client
-
-    def session(self, identity: Identity) -> dict[str, Any]:
-        ttl = self.settings.access_token_ttl
-        return {
-            "access_token": self.signer.issue(identity, ttl),
-            "token_type": "bearer",
-            "expires_in": ttl,
-            "user": {"id": identity.user_id, "name": identity.name, "role": identity.role},
-        }
-
-    async def close(self) -> None:
-        for channel in self._channels:
-            await channel.close(None)
-        await self.redis.aclose()
-
-
-async def rpc(call: Awaitable[T]) -> T:
-    """Await a game-service call, turning its status into an ApiError."""
-    try:
-        return await call
-    except grpc.aio.AioRpcError as error:
-        status = _HTTP_STATUS.get(error.code(), 502)
-        raise ApiError(
-            status, error_reason(error) or error.code().name.lower(), error.details() or ""
-        ) from None
 
 
 def create_app(settings: GatewaySettings | None = None) -> FastAPI:
@@ -312,7 +225,7 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
         if None not in table["players"] and table["status"] == OPEN:
             return {
                 "table": public_table(table),
-                "match": message_json(await start(table_id, None, caller, p)),
+                "match": message_json(await p.start(table_id, None, caller)),
             }
         return {"table": public_table(table)}
 
@@ -346,50 +259,17 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
     @app.post("/v1/tables/{table_id}/start", tags=["tables"])
     async def start_table(table_id: str, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
         """The host starts a full table: the match is created in the game service."""
-        return message_json(await start(table_id, caller.identity, caller, p))
-
-    async def start(table_id: str, host: Identity | None, caller: Caller, p: Platform) -> match_pb2.Snapshot:
-        table = await p.tables.mark_started(host, table_id)
-        game = p.game(table["game"])
-        request = match_pb2.CreateMatchRequest(
-            match_id=table_id,
-            seats=[
-                match_pb2.Seat(user_id=s.get("user_id", ""), display_name=s["name"], cpu=s.get("cpu", False))
-                for s in table["players"]
-            ],
-            options=game.pack("Options", table["options"]),
-        )
-        try:
-            await rpc(
-                game.stub.CreateMatch(request, metadata=p.platform_metadata(), timeout=RPC_TIMEOUT_SECONDS)
-            )
-        except ApiError as error:
-            if error.code != "match_exists":
-                await p.tables.reopen(table_id)
-                raise
-        await p.tables.close(table)
-        return await view(table_id, caller, p)
+        return message_json(await p.start(table_id, caller.identity, caller))
 
     @app.get("/v1/tables/{table_id}/view", tags=["play"])
     async def view_match(table_id: str, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
         """The match as the caller may see it (a spectator sees the public view)."""
-        return message_json(await view(table_id, caller, p))
-
-    async def view(table_id: str, caller: Caller, p: Platform) -> match_pb2.Snapshot:
-        game = await playing(table_id, p)
-        request = match_pb2.GetViewRequest(match_id=table_id)
-        return await rpc(game.stub.GetView(request, metadata=caller.metadata, timeout=RPC_TIMEOUT_SECONDS))
-
-    async def playing(table_id: str, p: Platform) -> GameClient:
-        table = await p.tables.get(table_id)
-        if table["status"] != PLAYING:
-            raise ApiError(409, "not_started", "the table has not started")
-        return p.game(table["game"])
+        return message_json(await p.view(table_id, caller))
 
     @app.post("/v1/tables/{table_id}/actions", tags=["play"])
     async def act(table_id: str, body: ActBody, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
         """Play one action against the version you saw; a stale version gets 409 stale_version."""
-        game = await playing(table_id, p)
+        game = await p.playing(table_id)
         try:
             action = game.pack("Action", body.action)
         except BadGameInput as exc:
@@ -405,7 +285,7 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
     async def ask(table_id: str, body: AskBody, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
         """Ask the game a question that changes nothing (Dudo: the odds of a bid
         in assisted mode). Returns ``{version, answer}``."""
-        game = await playing(table_id, p)
+        game = await p.playing(table_id)
         try:
             question = game.pack("Question", body.question)
         except (BadGameInput, AttributeError):
@@ -455,7 +335,7 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
             await websocket.close(code=4401)
             return
         try:
-            game = await playing(table_id, p)
+            game = await p.playing(table_id)
             stream = game.stub.Watch(
                 match_pb2.WatchRequest(match_id=table_id, after_event_id=after), metadata=caller.metadata
             )
@@ -468,7 +348,7 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
                     await websocket.send_json(message_json(event))
             except grpc.aio.AioRpcError as error:
                 code = error_reason(error) or error.code().name.lower()
-                raise ApiError(_HTTP_STATUS.get(error.code(), 502), code, error.details() or "") from None
+                raise ApiError(HTTP_STATUS.get(error.code(), 502), code, error.details() or "") from None
             finally:
                 stream.cancel()
                 closed.cancel()

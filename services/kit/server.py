@@ -1,7 +1,9 @@
 """Bootstrap shared by every game service: a grpc.aio server with the game's
 MatchService, standard health checking and reflection, a Prometheus endpoint on
-a side port, and a graceful drain on SIGTERM (health turns NOT_SERVING so load
-balancers stop sending, in-flight calls get ``drain_seconds`` to finish)."""
+a side port, and a graceful drain on SIGTERM: health turns NOT_SERVING while
+the server still answers, for half of ``drain_seconds``, so load balancers
+and readiness probes stop sending; then new calls are refused and in-flight
+ones get the other half to finish."""
 
 from __future__ import annotations
 
@@ -71,7 +73,8 @@ async def serve(game: Game, settings: ServiceSettings) -> None:
     await stopping.wait()
     log.info("%s draining for up to %ds", game.name, settings.drain_seconds)
     await health_servicer.enter_graceful_shutdown()
-    await server.stop(settings.drain_seconds)
+    await asyncio.sleep(settings.drain_seconds / 2)
+    await server.stop(settings.drain_seconds / 2)
     gauge_task.cancel()
     await redis.aclose()
 

@@ -1,0 +1,144 @@
+"""What every gateway entry point shares (HTTP routes, WebSocket feeds, the
+matchmaker, the clocks): Redis, the token signer and verifier, accounts,
+tables, the game clients, and the operations on matches built from them."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import grpc
+from rodada.common.v1 import match_pb2
+
+from gateway.accounts import Accounts
+from gateway.games import GameClient, load_clients
+from gateway.settings import GatewaySettings
+from gateway.tables import PLAYING, Tables
+from services.kit.errors import error_reason
+from services.kit.store import connect
+from services.kit.tokens import Identity, TokenSigner, TokenVerifier, load_or_create_signing_key
+
+T = TypeVar("T")
+RPC_TIMEOUT_SECONDS = 10.0
+WS_AUTH_TIMEOUT_SECONDS = 10.0
+PLATFORM = Identity("platform:gateway", "gateway", "platform")
+
+HTTP_STATUS = {
+    grpc.StatusCode.UNAUTHENTICATED: 401,
+    grpc.StatusCode.PERMISSION_DENIED: 403,
+    grpc.StatusCode.NOT_FOUND: 404,
+    grpc.StatusCode.ALREADY_EXISTS: 409,
+    grpc.StatusCode.ABORTED: 409,
+    grpc.StatusCode.FAILED_PRECONDITION: 409,
+    grpc.StatusCode.INVALID_ARGUMENT: 422,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: 429,
+    grpc.StatusCode.UNAVAILABLE: 503,
+    grpc.StatusCode.DEADLINE_EXCEEDED: 504,
+}
+
+
+class ApiError(Exception):
+    """Any refusal, rendered as ``{"error": {"code", "message"}}``."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+@dataclass
+class Caller:
+    identity: Identity
+    token: str
+
+    @property
+    def metadata(self) -> tuple[tuple[str, str]]:
+        return (("authorization", f"Bearer {self.token}"),)
+
+
+class Platform:
+    """Everything the routes share, built once at start."""
+
+    def __init__(self, settings: GatewaySettings) -> None:
+        self.settings = settings
+        self.redis = connect(settings.redis_url, settings.redis_cluster, decode=True)
+        key = load_or_create_signing_key()
+        self.signer = TokenSigner(key)
+        self.verifier = TokenVerifier([key.public_key()])
+        self.accounts = Accounts(self.redis)
+        self.tables = Tables(self.redis, settings.invite_ttl)
+        self.games, self._channels = load_clients(settings.game_addresses)
+        self._platform_token = ("", 0.0)
+
+    def platform_metadata(self) -> tuple[tuple[str, str]]:
+        token, expires = self._platform_token
+        if time.time() > expires - 60:
+            token = self.signer.issue(PLATFORM, 600)
+            self._platform_token = (token, time.time() + 600)
+        return (("authorization", f"Bearer {token}"),)
+
+    def game(self, name: str) -> GameClient:
+        client = self.games.get(name)
+        if client is None:
+            raise ApiError(404, "unknown_game", f"no game {name!r}; games: {', '.join(sorted(self.games))}")
+        return client
+
+    def session(self, identity: Identity) -> dict[str, Any]:
+        ttl = self.settings.access_token_ttl
+        return {
+            "access_token": self.signer.issue(identity, ttl),
+            "token_type": "bearer",
+            "expires_in": ttl,
+            "user": {"id": identity.user_id, "name": identity.name, "role": identity.role},
+        }
+
+    async def start(self, table_id: str, host: Identity | None, caller: Caller) -> match_pb2.Snapshot:
+        table = await self.tables.mark_started(host, table_id)
+        game = self.game(table["game"])
+        request = match_pb2.CreateMatchRequest(
+            match_id=table_id,
+            seats=[
+                match_pb2.Seat(user_id=s.get("user_id", ""), display_name=s["name"], cpu=s.get("cpu", False))
+                for s in table["players"]
+            ],
+            options=game.pack("Options", table["options"]),
+        )
+        try:
+            await rpc(
+                game.stub.CreateMatch(request, metadata=self.platform_metadata(), timeout=RPC_TIMEOUT_SECONDS)
+            )
+        except ApiError as error:
+            if error.code != "match_exists":
+                await self.tables.reopen(table_id)
+                raise
+        await self.tables.close(table)
+        return await self.view(table_id, caller)
+
+    async def view(self, table_id: str, caller: Caller) -> match_pb2.Snapshot:
+        game = await self.playing(table_id)
+        request = match_pb2.GetViewRequest(match_id=table_id)
+        return await rpc(game.stub.GetView(request, metadata=caller.metadata, timeout=RPC_TIMEOUT_SECONDS))
+
+    async def playing(self, table_id: str) -> GameClient:
+        """The game client of a started table."""
+        table = await self.tables.get(table_id)
+        if table["status"] != PLAYING:
+            raise ApiError(409, "not_started", "the table has not started")
+        return self.game(table["game"])
+
+    async def close(self) -> None:
+        for channel in self._channels:
+            await channel.close(None)
+        await self.redis.aclose()
+
+
+async def rpc(call: Awaitable[T]) -> T:
+    """Await a game-service call, turning its status into an ApiError."""
+    try:
+        return await call
+    except grpc.aio.AioRpcError as error:
+        status = HTTP_STATUS.get(error.code(), 502)
+        raise ApiError(
+            status, error_reason(error) or error.code().name.lower(), error.details() or ""
+        ) from None
