@@ -9,13 +9,12 @@ import contextlib
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Annotated, Any
+from typing import Any
 
 import grpc
-from fastapi import Depends, FastAPI, Request, WebSocket, WebSocketDisconnect
+from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel, Field
 from rodada.common.v1 import match_pb2
@@ -23,6 +22,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from gateway import metrics
 from gateway.accounts import AccountError
+from gateway.deps import CallerDep, PlatformDep
 from gateway.games import BadGameInput, message_json
 from gateway.platform import (
     HTTP_STATUS,
@@ -108,24 +108,6 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
         summary="Accounts, tables and realtime feeds for Rodada's five games.",
         lifespan=lifespan,
     )
-    bearer = HTTPBearer(auto_error=False)
-
-    def platform(request: Request) -> Platform:
-        return request.app.state.platform  # type: ignore[no-any-return]
-
-    def authenticated(
-        request: Request, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
-    ) -> Caller:
-        if credentials is None:
-            raise ApiError(401, "unauthenticated", "missing 'Authorization: Bearer <token>'")
-        try:
-            return Caller(platform(request).verifier.verify(credentials.credentials), credentials.credentials)
-        except TokenError as exc:
-            raise ApiError(401, "unauthenticated", str(exc)) from None
-
-    CallerDep = Annotated[Caller, Depends(authenticated)]
-    PlatformDep = Annotated[Platform, Depends(platform)]
-
     @app.exception_handler(ApiError)
     @app.exception_handler(AccountError)
     @app.exception_handler(TableError)

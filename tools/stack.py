@@ -29,6 +29,7 @@ class Stack:
         self.redis_url = redis_url or self.redis.url  # type: ignore[union-attr]
         self.grpc_ports = {game: free_port() for game in GAME_PORTS}
         self.gateway_port = free_port()
+        self.gateway_ports = {0: self.gateway_port}
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
         self.env = {
             **os.environ,
@@ -62,9 +63,21 @@ class Stack:
     def metrics_url(self, game: str) -> str:
         return f"http://127.0.0.1:{self.env[f'{game.upper()}_METRICS_PORT']}/metrics"
 
-    def gateway(self) -> str:
-        self._spawn("gateway", "gateway", self.gateway_port)
-        return f"http://127.0.0.1:{self.gateway_port}"
+    def gateway(self, replica: int = 0) -> str:
+        """Start gateway replica ``replica`` (0, 1, …) if needed: all replicas
+        share the Redis and the keys; each has its own port."""
+        name = "gateway" if replica == 0 else f"gateway-{replica}"
+        port = self.gateway_ports.setdefault(replica, free_port())
+        if name not in self.processes or self.processes[name].poll() is not None:
+            log = self.log_path(name).open("ab")
+            self.processes[name] = subprocess.Popen(
+                [sys.executable, "-m", "gateway"],
+                env={**self.env, "GATEWAY_PORT": str(port)},
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+            wait_for_port(port, timeout=30)
+        return f"http://127.0.0.1:{port}"
 
     def token(self, identity: Identity, ttl: int = 3600) -> str:
         return self.signer.issue(identity, ttl)
