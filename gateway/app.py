@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import grpc
+import orjson
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
@@ -22,8 +23,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from gateway import metrics
 from gateway.accounts import AccountError
+from gateway.clocks import notices_channel, run_clocks
 from gateway.deps import CallerDep, PlatformDep
-from gateway.games import BadGameInput, message_json
+from gateway.games import BadGameInput, GameClient, message_json
 from gateway.platform import (
     HTTP_STATUS,
     RPC_TIMEOUT_SECONDS,
@@ -33,6 +35,7 @@ from gateway.platform import (
     Platform,
     rpc,
 )
+from gateway.presence import REFRESH_SECONDS
 from gateway.settings import GatewaySettings
 from gateway.tables import OPEN, PLAYING, TableError, public_table
 from services.kit.errors import error_reason
@@ -99,7 +102,9 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.platform = Platform(settings)
+        clocks = asyncio.create_task(run_clocks(app.state.platform, settings.clock_cycle_seconds))
         yield
+        clocks.cancel()
         await app.state.platform.close()
 
     app = FastAPI(
@@ -108,6 +113,7 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
         summary="Accounts, tables and realtime feeds for Rodada's five games.",
         lifespan=lifespan,
     )
+
     @app.exception_handler(ApiError)
     @app.exception_handler(AccountError)
     @app.exception_handler(TableError)
@@ -263,6 +269,13 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
             await rpc(game.stub.Act(request, metadata=caller.metadata, timeout=RPC_TIMEOUT_SECONDS))
         )
 
+    @app.get("/v1/tables/{table_id}/presence", tags=["play"])
+    async def presence(table_id: str, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
+        """Which seated players have a live feed open on this match, on any replica."""
+        table = await p.tables.get(table_id)
+        users = [s["user_id"] for s in table["players"] if s and s.get("user_id")]
+        return {"connected": await p.presence.connected(table_id, users)}
+
     @app.post("/v1/tables/{table_id}/ask", tags=["play"])
     async def ask(table_id: str, body: AskBody, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
         """Ask the game a question that changes nothing (Dudo: the odds of a bid
@@ -317,31 +330,80 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
             await websocket.close(code=4401)
             return
         try:
+            table = await p.tables.get(table_id)
             game = await p.playing(table_id)
-            stream = game.stub.Watch(
-                match_pb2.WatchRequest(match_id=table_id, after_event_id=after), metadata=caller.metadata
-            )
-            # Stop forwarding as soon as the client goes away.
-            closed = asyncio.create_task(_wait_closed(websocket))
-            try:
-                async for event in stream:
-                    if closed.done():
-                        break
-                    await websocket.send_json(message_json(event))
-            except grpc.aio.AioRpcError as error:
-                code = error_reason(error) or error.code().name.lower()
-                raise ApiError(HTTP_STATUS.get(error.code(), 502), code, error.details() or "") from None
-            finally:
-                stream.cancel()
-                closed.cancel()
-            if not closed.done():
-                await websocket.send_json({"end": True})
-                await websocket.close()
         except (ApiError, TableError) as error:
             await websocket.send_json({"error": {"code": error.code, "message": error.message}})
             await websocket.close(code=4000 + error.status)
+            return
+        seated = any(s and s.get("user_id") == caller.identity.user_id for s in table["players"])
+        # One outbox, three producers: the match's events (through the game's
+        # Watch, so the audience rules are the game service's), the platform's
+        # notices for this match, and the client going away.
+        outbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        connection = await p.presence.connect(table_id, caller.identity.user_id) if seated else None
+        producers = [
+            asyncio.create_task(_forward_events(game, table_id, after, caller, outbox)),
+            asyncio.create_task(_forward_notices(p, table_id, outbox)),
+        ]
+        if connection:
+            producers.append(
+                asyncio.create_task(_keep_present(p, table_id, caller.identity.user_id, connection))
+            )
+        closed = asyncio.create_task(_wait_closed(websocket))
+        try:
+            while True:
+                next_item = asyncio.create_task(outbox.get())
+                await asyncio.wait({next_item, closed}, return_when=asyncio.FIRST_COMPLETED)
+                if closed.done():
+                    next_item.cancel()
+                    return
+                item = next_item.result()
+                await websocket.send_json(item)
+                if "end" in item or "error" in item:
+                    await websocket.close(code=1000 if "end" in item else 4000 + item["error"]["status"])
+                    return
+        finally:
+            for task in [*producers, closed]:
+                task.cancel()
+            if connection:
+                await p.presence.disconnect(table_id, caller.identity.user_id, connection)
 
     return app
+
+
+async def _forward_events(
+    game: GameClient, match_id: str, after: int, caller: Caller, outbox: asyncio.Queue[dict[str, Any]]
+) -> None:
+    stream = game.stub.Watch(
+        match_pb2.WatchRequest(match_id=match_id, after_event_id=after), metadata=caller.metadata
+    )
+    try:
+        async for event in stream:
+            await outbox.put(message_json(event))
+        await outbox.put({"end": True})
+    except grpc.aio.AioRpcError as error:
+        status = HTTP_STATUS.get(error.code(), 502)
+        code = error_reason(error) or error.code().name.lower()
+        await outbox.put({"error": {"code": code, "message": error.details() or "", "status": status}})
+    finally:
+        stream.cancel()
+
+
+async def _forward_notices(p: Platform, match_id: str, outbox: asyncio.Queue[dict[str, Any]]) -> None:
+    pubsub = p.redis.pubsub()
+    await pubsub.subscribe(notices_channel(match_id))
+    try:
+        async for message in pubsub.listen():
+            if message["type"] == "message":
+                await outbox.put(orjson.loads(message["data"]))
+    finally:
+        await pubsub.aclose()  # type: ignore[no-untyped-call]
+
+
+async def _keep_present(p: Platform, match_id: str, user_id: str, connection: str) -> None:
+    while await p.presence.refresh(match_id, user_id, connection):
+        await asyncio.sleep(REFRESH_SECONDS)
 
 
 async def _wait_closed(websocket: WebSocket) -> None:

@@ -31,12 +31,18 @@ class Policy:
     teams: Mapping[int, Teams] = field(default_factory=dict)
     cpu_seats: bool = False  # a host may give seats to the computer
     open_tables: bool = False  # tables are listed and anyone may sit; no invites
+    # When the seat to act runs out of time (RULES.md "Leaving, inactivity,
+    # CPU seats"): "notify" tells the table the seat may now be claimed
+    # against or removed, which the players do through the game's action;
+    # "cpu_turn" has the CPU play the turn (the game's `timeout` action).
+    on_deadline: str = "notify"
+    solo_expires: bool = False  # a one-seat match left idle is ended (Bozó solo training)
 
 
 POLICIES: dict[str, Policy] = {
-    "bozo": Policy(frozenset({1, 2, 4}), teams={4: (("JADE", (0, 2)), ("AMBAR", (1, 3)))}),
+    "bozo": Policy(frozenset({1, 2, 4}), teams={4: (("JADE", (0, 2)), ("AMBAR", (1, 3)))}, solo_expires=True),
     "dudo": Policy(frozenset(range(2, 7))),
-    "bozu_mekuri": Policy(frozenset(range(2, 7)), cpu_seats=True),
+    "bozu_mekuri": Policy(frozenset(range(2, 7)), cpu_seats=True, on_deadline="cpu_turn"),
     # The seed: "Não existe mesa privada" -- friends sit at the same open table.
     "domino": Policy(frozenset({4}), teams={4: (("TEAM_0", (0, 2)), ("TEAM_1", (1, 3)))}, open_tables=True),
     "yatzy": Policy(frozenset(range(1, 9))),

@@ -15,3 +15,13 @@ HTTP_SECONDS = Histogram(
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5),
 )
 WS_CONNECTIONS = Gauge("rodada_websocket_connections", "Open WebSocket feeds")
+TIMERS_FIRED = Counter(
+    "rodada_timers_fired_total", "Deadlines fired, by game and what was done", ["game", "action"]
+)
+TIMER_LAG = Histogram(
+    "rodada_timer_lag_seconds", "How late a deadline fired", buckets=(0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60)
+)
+FORFEITS = Counter(
+    "rodada_forfeits_total", "Matches ended by leaving or inactivity, by game and reason", ["game", "reason"]
+)
+RATE_LIMITED = Counter("rodada_rate_limited_total", "Requests refused by a rate limit, by limit", ["limit"])

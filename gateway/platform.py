@@ -14,6 +14,7 @@ from rodada.common.v1 import match_pb2
 
 from gateway.accounts import Accounts
 from gateway.games import GameClient, load_clients
+from gateway.presence import Presence
 from gateway.settings import GatewaySettings
 from gateway.tables import PLAYING, Tables
 from services.kit.errors import error_reason
@@ -68,6 +69,7 @@ class Platform:
         self.verifier = TokenVerifier([key.public_key()])
         self.accounts = Accounts(self.redis)
         self.tables = Tables(self.redis, settings.invite_ttl)
+        self.presence = Presence(self.redis)
         self.games, self._channels = load_clients(settings.game_addresses)
         self._platform_token = ("", 0.0)
 

@@ -22,7 +22,7 @@ def _game_addresses() -> dict[str, str]:
 @dataclass(frozen=True)
 class GatewaySettings:
     """Variables: REDIS_URL, REDIS_CLUSTER, GATEWAY_HOST, GATEWAY_PORT,
-    <GAME>_ADDR, ACCESS_TOKEN_TTL_SECONDS, INVITE_TTL_SECONDS,
+    <GAME>_ADDR, ACCESS_TOKEN_TTL_SECONDS, INVITE_TTL_SECONDS, CLOCK_CYCLE_SECONDS,
     RODADA_KEYS_DIR or JWT_PRIVATE_KEY."""
 
     redis_url: str = "redis://127.0.0.1:6379/0"
@@ -31,6 +31,7 @@ class GatewaySettings:
     port: int = 8000
     access_token_ttl: int = 3600
     invite_ttl: int = 24 * 3600
+    clock_cycle_seconds: float = 1.0
     game_addresses: dict[str, str] = field(default_factory=_game_addresses)
 
     @classmethod
@@ -42,4 +43,5 @@ class GatewaySettings:
             port=env_int("GATEWAY_PORT", cls.port),
             access_token_ttl=env_int("ACCESS_TOKEN_TTL_SECONDS", cls.access_token_ttl),
             invite_ttl=env_int("INVITE_TTL_SECONDS", cls.invite_ttl),
+            clock_cycle_seconds=float(os.environ.get("CLOCK_CYCLE_SECONDS", cls.clock_cycle_seconds)),
         )

@@ -30,13 +30,23 @@ WATCH_BLOCK_MS = 5_000
 RNG_ALGORITHM = "hmac-sha256-ctr"
 
 
+INACTIVITY_SECONDS = 120.0  # RULES.md: a seat to act may be claimed against or removed after 120 s
+
+
+def inactivity_deadline(state: JSON) -> float | None:
+    return INACTIVITY_SECONDS
+
+
 @dataclass(frozen=True)
 class Game:
-    """A game as the kit sees it: its engine and its generated proto module,
-    which must define Options, Action, View and Event."""
+    """A game as the kit sees it: its engine, its generated proto module
+    (which must define Options, Action, View and Event), and ``deadline``:
+    how long after the last action the seat to act may be timed out, from
+    the state (None: never), which schedules the platform's clocks."""
 
     engine: Engine
     messages: ModuleType
+    deadline: Callable[[JSON], float | None] = inactivity_deadline
 
     @property
     def name(self) -> str:
@@ -126,8 +136,9 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
                 grpc.StatusCode.ALREADY_EXISTS, "match_exists", "a match with this id exists"
             ) from None
         metrics.MATCHES_STARTED.labels(self.game.name).inc()
-        await self._track(match_id, state, now)
-        return self._snapshot(StoredMatch(match_id, version, last_event, doc), None)
+        created = StoredMatch(match_id, version, last_event, doc)
+        await self._track(created)
+        return self._snapshot(created, None)
 
     async def GetView(
         self, request: match_pb2.GetViewRequest, context: grpc.aio.ServicerContext[Any, Any]
@@ -159,13 +170,17 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         for _ in range(_LEAVE_ATTEMPTS):
             match = await self._load(request.match_id)
             seat = self._seated(match)
+            if request.expected_version and request.expected_version != match.version:
+                raise _stale(match.version)
 
             def leave(state: JSON, ctx: Context, seat: int = seat) -> tuple[JSON, list[Event]]:
                 return self.engine.leave(state, seat, ctx)
 
             try:
                 updated = await self._apply(match, leave, "leave")
-            except VersionConflict:
+            except VersionConflict as conflict:
+                if request.expected_version:
+                    raise _stale(conflict.current_version) from None
                 continue  # someone moved meanwhile: leaving still applies, on the new state
             return self._snapshot(updated, seat)
         raise ServiceError(grpc.StatusCode.ABORTED, "busy", "the match is too busy; try again")
@@ -260,8 +275,9 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
                 raise
             raise _stale(conflict.current_version) from None
         metrics.ACTIONS.labels(self.game.name, kind).inc()
-        await self._track(match.match_id, state, now)
-        return StoredMatch(match.match_id, version, last_event, new_doc)
+        updated = StoredMatch(match.match_id, version, last_event, new_doc)
+        await self._track(updated)
+        return updated
 
     def _encode(
         self, events: Sequence[Event], version: int, now: float, state: dict[str, Any]
@@ -275,13 +291,25 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
             for i, e in enumerate(events)
         ]
 
-    async def _track(self, match_id: str, state: dict[str, Any], now: float) -> None:
-        result = self.engine.result(state)
+    async def _track(self, match: StoredMatch) -> None:
+        doc = match.doc
+        result = self.engine.result(doc["state"])
         if result is None:
-            await self.store.mark_active(self.game.name, match_id, True)
-        else:
-            metrics.MATCHES_FINISHED.labels(self.game.name, result.reason).inc()
-            await self.store.mark_active(self.game.name, match_id, False)
+            seconds = self.game.deadline(doc["state"])
+            due = None if seconds is None else doc["last_action_at"] + seconds
+            await self.store.track(self.game.name, match.match_id, match.version, due, None)
+            return
+        metrics.MATCHES_FINISHED.labels(self.game.name, result.reason).inc()
+        record = {
+            "seats": doc["seats"],
+            "options": doc["options"],
+            "ranks": result.ranks,
+            "scores": result.scores,
+            "reason": result.reason,
+            "forfeited": result.forfeited,
+            "finished_at": doc["last_action_at"],
+        }
+        await self.store.track(self.game.name, match.match_id, match.version, None, record)
 
     def _snapshot(self, match: StoredMatch, seat: int | None) -> match_pb2.Snapshot:
         doc = match.doc

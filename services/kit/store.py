@@ -69,6 +69,17 @@ def active_key(game: str) -> str:
     return f"active:{game}"
 
 
+def clocks_key(game: str) -> str:
+    return f"clocks:{game}"
+
+
+def clock_member(match_id: str, version: int) -> str:
+    return f"{match_id}:{version}"
+
+
+RESULTS_STREAM = "results"
+
+
 @dataclass
 class StoredMatch:
     """A match as read from Redis: its record and the version it was read at."""
@@ -166,13 +177,39 @@ class MatchStore:
         entries = cast(list[list[Any]], reply)[0][1]
         return [decode_event(entry_id, fields[b"d"]) for entry_id, fields in entries]
 
-    async def mark_active(self, game: str, match_id: str, active: bool) -> None:
-        """Keeps the per-game set behind the active-matches gauge (best effort:
-        it is a different slot than the match, so it cannot join the commit)."""
-        if active:
-            await self.redis.sadd(active_key(game), match_id)
+    async def track(
+        self,
+        game: str,
+        match_id: str,
+        version: int,
+        due: float | None,
+        result: dict[str, Any] | None,
+    ) -> None:
+        """After a commit: the per-game set of active matches (the gauge), the
+        per-game clock (``clocks:<game>``, member ``<id>:<version>`` scored
+        by when the seat to act may be timed out; the gateway's clocks pop
+        it, so the deadline is tied to the version it was set for), and, once
+        over, the result on the ``results`` stream for ratings and history.
+
+        Best effort in one round trip: these keys live in other Redis Cluster
+        slots than the match, so they cannot join the commit script. A lost
+        clock entry means no inactivity notice for that turn, never a wrong
+        action, since every deadline action names its version."""
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.zrem(clocks_key(game), clock_member(match_id, version - 1))
+        if result is None:
+            pipe.sadd(active_key(game), match_id)
+            if due is not None:
+                pipe.zadd(clocks_key(game), {clock_member(match_id, version): due})
         else:
-            await self.redis.srem(active_key(game), match_id)
+            pipe.srem(active_key(game), match_id)
+            pipe.xadd(
+                RESULTS_STREAM,
+                {"game": game, "match": match_id, "result": orjson.dumps(result)},
+                maxlen=1_000_000,
+                approximate=True,
+            )
+        await pipe.execute()
 
     async def count_active(self, game: str) -> int:
         return int(await self.redis.scard(active_key(game)))
