@@ -38,6 +38,7 @@ class Stack:
             "RODADA_KEYS_DIR": str(self.keys_dir),
             "GATEWAY_PORT": str(self.gateway_port),
             "DRAIN_SECONDS": "2",
+            "CLOCK_CYCLE_SECONDS": "0.2",
         }
         for game, port in self.grpc_ports.items():
             self.env[f"{game.upper()}_GRPC_PORT"] = str(port)
