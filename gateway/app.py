@@ -51,6 +51,10 @@ class Credentials(BaseModel):
     password: str = Field(description="8-128 characters")
 
 
+class RefreshBody(BaseModel):
+    refresh_token: str
+
+
 class GuestRequest(BaseModel):
     name: str | None = Field(default=None, description="display name; a generated one if omitted")
 
@@ -118,7 +122,11 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
     @app.exception_handler(AccountError)
     @app.exception_handler(TableError)
     async def refused(request: Request, exc: Any) -> JSONResponse:
-        return JSONResponse({"error": {"code": exc.code, "message": exc.message}}, status_code=exc.status)
+        retry_after = getattr(exc, "retry_after", None)
+        headers = {"Retry-After": str(max(1, round(retry_after)))} if retry_after is not None else None
+        return JSONResponse(
+            {"error": {"code": exc.code, "message": exc.message}}, status_code=exc.status, headers=headers
+        )
 
     @app.exception_handler(RequestValidationError)
     async def malformed(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -155,18 +163,25 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
     # -- accounts --
 
     @app.post("/v1/auth/register", status_code=201, tags=["auth"])
-    async def register(body: Credentials, p: PlatformDep) -> dict[str, Any]:
+    async def register(body: Credentials, request: Request, p: PlatformDep) -> dict[str, Any]:
         """Create an account and log in."""
-        return p.session(await p.accounts.register(body.username, body.password))
+        return await p.register(body.username, body.password, client_address(request))
 
     @app.post("/v1/auth/login", tags=["auth"])
-    async def login(body: Credentials, p: PlatformDep) -> dict[str, Any]:
-        return p.session(await p.accounts.login(body.username, body.password))
+    async def login(body: Credentials, request: Request, p: PlatformDep) -> dict[str, Any]:
+        """Log in; attempts are limited per username and per client (429)."""
+        return await p.login(body.username, body.password, client_address(request))
 
     @app.post("/v1/auth/guest", status_code=201, tags=["auth"])
-    async def guest(p: PlatformDep, body: GuestRequest | None = None) -> dict[str, Any]:
-        """Play without signing up: a guest account and its token."""
-        return p.session(await p.accounts.guest(body.name if body else None))
+    async def guest(request: Request, p: PlatformDep, body: GuestRequest | None = None) -> dict[str, Any]:
+        """Play without signing up: a guest account and its tokens."""
+        return await p.guest(body.name if body else None, client_address(request))
+
+    @app.post("/v1/auth/refresh", tags=["auth"])
+    async def refresh(body: RefreshBody, p: PlatformDep) -> dict[str, Any]:
+        """A new access token (and refresh token) for a refresh token, which
+        works only once."""
+        return await p.refresh(body.refresh_token)
 
     @app.get("/v1/me", tags=["auth"])
     async def me(caller: CallerDep) -> dict[str, str]:
@@ -404,6 +419,10 @@ async def _forward_notices(p: Platform, match_id: str, outbox: asyncio.Queue[dic
 async def _keep_present(p: Platform, match_id: str, user_id: str, connection: str) -> None:
     while await p.presence.refresh(match_id, user_id, connection):
         await asyncio.sleep(REFRESH_SECONDS)
+
+
+def client_address(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
 
 
 async def _wait_closed(websocket: WebSocket) -> None:

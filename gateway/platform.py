@@ -4,6 +4,7 @@ tables, the game clients, and the operations on matches built from them."""
 
 from __future__ import annotations
 
+import secrets
 import time
 from collections.abc import Awaitable
 from dataclasses import dataclass
@@ -12,14 +13,33 @@ from typing import Any, TypeVar
 import grpc
 from rodada.common.v1 import match_pb2
 
+from gateway import metrics
 from gateway.accounts import Accounts
 from gateway.games import GameClient, load_clients
 from gateway.presence import Presence
 from gateway.settings import GatewaySettings
 from gateway.tables import PLAYING, Tables
 from services.kit.errors import error_reason
+from services.kit.limits import Limit, RateLimited, RateLimiter
 from services.kit.store import connect
-from services.kit.tokens import Identity, TokenSigner, TokenVerifier, load_or_create_signing_key
+from services.kit.tokens import (
+    Identity,
+    TokenError,
+    TokenSigner,
+    TokenVerifier,
+    load_or_create_signing_key,
+    load_public_keys,
+)
+
+# Abuse limits ("<count>/<seconds>"): sign-ups and log-ins per client
+# address, and log-in attempts per username (password guessing).
+AUTH_PER_CLIENT = Limit.from_env("auth_client", "AUTH_CLIENT_LIMIT", "30/60")
+LOGIN_PER_USERNAME = Limit.from_env("login_username", "LOGIN_LIMIT", "10/60")
+
+
+def refresh_key(jti: str) -> str:
+    return f"refresh:{jti}"
+
 
 T = TypeVar("T")
 RPC_TIMEOUT_SECONDS = 10.0
@@ -43,9 +63,10 @@ HTTP_STATUS = {
 class ApiError(Exception):
     """Any refusal, rendered as ``{"error": {"code", "message"}}``."""
 
-    def __init__(self, status: int, code: str, message: str) -> None:
+    def __init__(self, status: int, code: str, message: str, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.status, self.code, self.message = status, code, message
+        self.retry_after = retry_after
 
 
 @dataclass
@@ -66,10 +87,12 @@ class Platform:
         self.redis = connect(settings.redis_url, settings.redis_cluster, decode=True)
         key = load_or_create_signing_key()
         self.signer = TokenSigner(key)
-        self.verifier = TokenVerifier([key.public_key()])
+        # The signing key, and the previous one after a rotation.
+        self.verifier = TokenVerifier([key.public_key(), *load_public_keys()])
         self.accounts = Accounts(self.redis)
         self.tables = Tables(self.redis, settings.invite_ttl)
         self.presence = Presence(self.redis)
+        self.limiter = RateLimiter(self.redis)
         self.games, self._channels = load_clients(settings.game_addresses)
         self._platform_token = ("", 0.0)
 
@@ -86,14 +109,49 @@ class Platform:
             raise ApiError(404, "unknown_game", f"no game {name!r}; games: {', '.join(sorted(self.games))}")
         return client
 
-    def session(self, identity: Identity) -> dict[str, Any]:
+    async def session(self, identity: Identity) -> dict[str, Any]:
+        """A new access token and a single-use refresh token for ``identity``."""
         ttl = self.settings.access_token_ttl
+        jti = secrets.token_urlsafe(16)
+        await self.redis.set(refresh_key(jti), identity.user_id, ex=self.settings.refresh_token_ttl)
         return {
             "access_token": self.signer.issue(identity, ttl),
+            "refresh_token": self.signer.issue(identity, self.settings.refresh_token_ttl, "refresh", jti),
             "token_type": "bearer",
             "expires_in": ttl,
             "user": {"id": identity.user_id, "name": identity.name, "role": identity.role},
         }
+
+    async def limit(self, limit: Limit, subject: str) -> None:
+        try:
+            await self.limiter.hit(limit, subject)
+        except RateLimited as limited:
+            metrics.RATE_LIMITED.labels(limit.name).inc()
+            raise ApiError(429, "rate_limited", str(limited), retry_after=limited.retry_after) from None
+
+    async def register(self, username: str, password: str, client: str) -> dict[str, Any]:
+        await self.limit(AUTH_PER_CLIENT, client)
+        return await self.session(await self.accounts.register(username, password))
+
+    async def login(self, username: str, password: str, client: str) -> dict[str, Any]:
+        await self.limit(AUTH_PER_CLIENT, client)
+        await self.limit(LOGIN_PER_USERNAME, username.lower())
+        return await self.session(await self.accounts.login(username, password))
+
+    async def guest(self, name: str | None, client: str) -> dict[str, Any]:
+        await self.limit(AUTH_PER_CLIENT, client)
+        return await self.session(await self.accounts.guest(name))
+
+    async def refresh(self, refresh_token: str) -> dict[str, Any]:
+        """Trade a refresh token for a new session. Each refresh token works
+        once (rotation): a second use, or one after logout, is refused."""
+        try:
+            identity, jti = self.verifier.refresh_claims(refresh_token)
+        except TokenError as exc:
+            raise ApiError(401, "unauthenticated", str(exc)) from None
+        if await self.redis.getdel(refresh_key(jti)) is None:
+            raise ApiError(401, "refresh_token_used", "this refresh token was already used or revoked")
+        return await self.session(identity)
 
     async def start(self, table_id: str, host: Identity | None, caller: Caller) -> match_pb2.Snapshot:
         table = await self.tables.mark_started(host, table_id)

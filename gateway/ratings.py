@@ -6,8 +6,8 @@ decides to rate at once; Rodada rates each finished match as its own period.
 The core (:func:`update`) follows Mark Glickman, "Example of the Glicko-2
 system" (glicko.net/glicko/glicko2.pdf) step by step; the comments name the
 paper's steps and symbols (μ, φ, σ, τ, g, E, v, Δ, f, A, B, C, ε, φ*) so the
-code can be read next to it. Two deliberate departures, both documented where
-they happen:
+code can be read next to it. Deliberate departures, each documented where it
+happens:
 
 * φ* is capped at the initial deviation (350), so a long absence never makes a
   player *less* known than a newcomer (Glickman's Glicko-1 paper caps RD at 350
@@ -15,8 +15,11 @@ they happen:
 * Step 8 adds the change in μ to the stored rating instead of converting μ'
   back from scratch. It is the same number mathematically, but it does not
   pass an unchanged rating through the /173.7178 · 173.7178 round trip, so
-  "no information → rating unchanged" and "a win never lowers a rating" hold
+  "no games → rating unchanged" and "a win never lowers a rating" hold
   exactly in floating point too.
+* E is computed from g(φj)(μ − μj) clamped to ±30 (:data:`MAX_LOGIT`), which
+  only bites at rating gaps above ~5,000 points and keeps v, Δ and the
+  volatility iteration finite and fast for any input.
 
 Sums use :func:`math.fsum` (correctly rounded), so the result of an update
 does not depend on the order of the results — permuting the seats of a table
@@ -167,8 +170,9 @@ def new_volatility(sigma: float, phi: float, v: float, delta: float, tau: float)
         # (b) If f(C) and f(B) differ in sign (or f(C) = 0), the root lies
         # between C and B, so B becomes the new A. Otherwise it is still
         # between A and C: A stays and f(A) is halved — the Illinois change to
-        # regula falsi that keeps a stale end from pinning the secant. "≤ 0"
-        # as in the paper: with "< 0" an exact root would loop forever.
+        # regula falsi that keeps a stale end from pinning the secant. "≤ 0",
+        # not "< 0": landing exactly on the root (f(C) = 0) must move A too,
+        # or f(A) would be halved forever with |B − A| unchanged.
         if f_c * f_b <= 0.0:
             big_a, f_a = big_b, f_b
         else:

@@ -30,6 +30,7 @@ class GatewaySettings:
     host: str = "127.0.0.1"
     port: int = 8000
     access_token_ttl: int = 3600
+    refresh_token_ttl: int = 30 * 24 * 3600
     invite_ttl: int = 24 * 3600
     clock_cycle_seconds: float = 1.0
     game_addresses: dict[str, str] = field(default_factory=_game_addresses)
@@ -42,6 +43,7 @@ class GatewaySettings:
             host=os.environ.get("GATEWAY_HOST", cls.host),
             port=env_int("GATEWAY_PORT", cls.port),
             access_token_ttl=env_int("ACCESS_TOKEN_TTL_SECONDS", cls.access_token_ttl),
+            refresh_token_ttl=env_int("REFRESH_TOKEN_TTL_SECONDS", cls.refresh_token_ttl),
             invite_ttl=env_int("INVITE_TTL_SECONDS", cls.invite_ttl),
             clock_cycle_seconds=float(os.environ.get("CLOCK_CYCLE_SECONDS", cls.clock_cycle_seconds)),
         )

@@ -21,7 +21,13 @@ class Stack:
     """``redis_url`` points the platform at a Redis the caller runs (a cluster,
     say, with ``cluster=True``); otherwise the stack starts its own."""
 
-    def __init__(self, root: Path, redis_url: str | None = None, cluster: bool = False) -> None:
+    def __init__(
+        self,
+        root: Path,
+        redis_url: str | None = None,
+        cluster: bool = False,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.root = root
         self.keys_dir = root / "keys"
         self.signer = TokenSigner(load_or_create_signing_key(self.keys_dir))
@@ -39,6 +45,11 @@ class Stack:
             "GATEWAY_PORT": str(self.gateway_port),
             "DRAIN_SECONDS": "2",
             "CLOCK_CYCLE_SECONDS": "0.2",
+            # Test players are bots: abuse limits are tested on a stack of their own.
+            "ACTION_LIMIT": "0",
+            "AUTH_CLIENT_LIMIT": "0",
+            "LOGIN_LIMIT": "0",
+            **(env or {}),
         }
         for game, port in self.grpc_ports.items():
             self.env[f"{game.upper()}_GRPC_PORT"] = str(port)

@@ -21,6 +21,7 @@ from services.kit import metrics
 from services.kit.engine import JSON, Context, Engine, Event, InvalidAction, Result, RulesError
 from services.kit.errors import ServiceError, invalid, not_found, permission_denied
 from services.kit.guard import caller
+from services.kit.limits import Limit, RateLimited, RateLimiter
 from services.kit.rng import MatchRng, new_seed, seed_digest
 from services.kit.store import MatchStore, StoredEvent, StoredMatch, VersionConflict, encode_event
 
@@ -81,8 +82,13 @@ def _seat_of(doc: dict[str, Any], user_id: str) -> int | None:
     return None
 
 
+# Actions per user, whatever the match (ACTION_LIMIT, "<count>/<seconds>").
+ACTION_LIMIT = Limit.from_env("actions", "ACTION_LIMIT", "60/10")
+
+
 class MatchServicer(match_pb2_grpc.MatchServiceServicer):
     def __init__(self, game: Game, store: MatchStore, clock: Callable[[], float] = time.time) -> None:
+        self.limiter = RateLimiter(store.redis)
         self.game = game
         self.engine = game.engine
         self.store = store
@@ -154,6 +160,10 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         action = _unpack(request.action, self._action, "action")
         if len(action) != 1:
             raise invalid("invalid_action", "the action must set exactly one kind")
+        try:
+            await self.limiter.hit(ACTION_LIMIT, caller().user_id)
+        except RateLimited as limited:
+            raise ServiceError(grpc.StatusCode.RESOURCE_EXHAUSTED, "rate_limited", str(limited)) from None
         match = await self._load(request.match_id)
         seat = self._seated(match)
         if request.expected_version != match.version:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 
 import grpc
@@ -29,6 +30,7 @@ log = logging.getLogger("rodada.service")
 
 MATCH_SERVICE = match_pb2.DESCRIPTOR.services_by_name["MatchService"].full_name
 _GAUGE_PERIOD_SECONDS = 15.0
+KEY_RELOAD_SECONDS = float(os.environ.get("KEY_RELOAD_SECONDS", "30"))
 
 
 async def _refresh_active_gauge(store: MatchStore, game: str) -> None:
@@ -36,6 +38,14 @@ async def _refresh_active_gauge(store: MatchStore, game: str) -> None:
         with contextlib.suppress(Exception):  # a scrape gap beats a dead service
             metrics.ACTIVE_MATCHES.labels(game).set(await store.count_active(game))
         await asyncio.sleep(_GAUGE_PERIOD_SECONDS)
+
+
+async def _reload_keys(verifier: TokenVerifier) -> None:
+    """Pick up a key rotation without a restart (keys from files)."""
+    while True:
+        await asyncio.sleep(KEY_RELOAD_SECONDS)
+        with contextlib.suppress(Exception):  # a half-written key file is read next time
+            verifier.replace_keys(load_public_keys())
 
 
 async def serve(game: Game, settings: ServiceSettings) -> None:
@@ -70,12 +80,14 @@ async def serve(game: Game, settings: ServiceSettings) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stopping.set)
     gauge_task = asyncio.create_task(_refresh_active_gauge(store, game.name))
+    keys_task = asyncio.create_task(_reload_keys(verifier))
     await stopping.wait()
     log.info("%s draining for up to %ds", game.name, settings.drain_seconds)
     await health_servicer.enter_graceful_shutdown()
     await asyncio.sleep(settings.drain_seconds / 2)
     await server.stop(settings.drain_seconds / 2)
     gauge_task.cancel()
+    keys_task.cancel()
     await redis.aclose()
 
 

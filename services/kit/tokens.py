@@ -12,6 +12,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import jwt
 from cryptography.hazmat.primitives import serialization
@@ -84,6 +85,18 @@ def load_or_create_signing_key(directory: Path | None = None) -> Ed25519PrivateK
     return key
 
 
+def rotate_signing_key(directory: Path | None = None) -> str:
+    """Start signing with a new key: the current public key is kept as
+    ``previous.pub.pem`` (replacing any older one) so tokens it signed stay
+    valid until they expire. Returns the new key id."""
+    directory = directory or keys_dir()
+    current = directory / PUBLIC_KEY_FILE
+    if current.exists():
+        current.replace(directory / "previous.pub.pem")
+    (directory / PRIVATE_KEY_FILE).unlink(missing_ok=True)
+    return key_id(load_or_create_signing_key(directory).public_key())
+
+
 def load_public_keys(directory: Path | None = None) -> list[Ed25519PublicKey]:
     """Verification keys: JWT_PUBLIC_KEYS (PEMs) if set, else the keys folder's
     public key and any ``*.pub.pem`` beside it (a previous key during rotation)."""
@@ -111,9 +124,11 @@ class TokenSigner:
         self._key = private_key
         self.kid = key_id(private_key.public_key())
 
-    def issue(self, identity: Identity, ttl_seconds: int, kind: str = "access") -> str:
+    def issue(
+        self, identity: Identity, ttl_seconds: int, kind: str = "access", jti: str | None = None
+    ) -> str:
         now = int(time.time())
-        claims = {
+        claims: dict[str, object] = {
             "iss": ISSUER,
             "sub": identity.user_id,
             "name": identity.name,
@@ -122,6 +137,8 @@ class TokenSigner:
             "iat": now,
             "exp": now + ttl_seconds,
         }
+        if jti:
+            claims["jti"] = jti
         return jwt.encode(claims, self._key, algorithm=ALGORITHM, headers={"kid": self.kid})
 
 
@@ -136,6 +153,23 @@ class TokenVerifier:
         self._keys = {key_id(k): k for k in public_keys}
         self._verified: dict[tuple[str, str], tuple[Identity, float]] = {}
 
+    def replace_keys(self, public_keys: list[Ed25519PublicKey]) -> None:
+        """Take a new key set (after a rotation); tokens of dropped keys stop
+        being accepted at once."""
+        keys = {key_id(k): k for k in public_keys}
+        if keys.keys() != self._keys.keys():
+            self._keys = keys
+            self._verified.clear()
+
+    def refresh_claims(self, token: str) -> tuple[Identity, str]:
+        """A refresh token's identity and id (``jti``); never cached, since each
+        may be used once."""
+        claims = self._claims(token, "refresh")
+        jti = claims.get("jti")
+        if not isinstance(jti, str):
+            raise TokenError("refresh token without an id")
+        return Identity(str(claims["sub"]), str(claims.get("name", "")), str(claims["role"])), jti
+
     def verify(self, token: str, kind: str = "access") -> Identity:
         cached = self._verified.get((token, kind))
         if cached is not None and cached[1] > time.time():
@@ -147,6 +181,11 @@ class TokenVerifier:
         return identity
 
     def _verify(self, token: str, kind: str) -> tuple[Identity, float]:
+        claims = self._claims(token, kind)
+        identity = Identity(str(claims["sub"]), str(claims.get("name", "")), str(claims["role"]))
+        return identity, float(claims["exp"])
+
+    def _claims(self, token: str, kind: str) -> dict[str, Any]:
         try:
             kid = jwt.get_unverified_header(token).get("kid")
             key = self._keys.get(kid) if isinstance(kid, str) else None
@@ -159,5 +198,4 @@ class TokenVerifier:
             raise TokenError(f"invalid token: {exc}") from exc
         if claims.get("typ") != kind:
             raise TokenError(f"not an {kind} token")
-        identity = Identity(str(claims["sub"]), str(claims.get("name", "")), str(claims["role"]))
-        return identity, float(claims["exp"])
+        return claims
