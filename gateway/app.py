@@ -36,7 +36,9 @@ from gateway.platform import (
     rpc,
 )
 from gateway.presence import REFRESH_SECONDS
+from gateway.results import run_results
 from gateway.settings import GatewaySettings
+from gateway.standings_api import router as standings_router
 from gateway.tables import OPEN, PLAYING, TableError, public_table
 from services.kit.errors import error_reason
 from services.kit.tokens import (
@@ -107,8 +109,10 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.platform = Platform(settings)
         clocks = asyncio.create_task(run_clocks(app.state.platform, settings.clock_cycle_seconds))
+        results = asyncio.create_task(run_results(app.state.platform))
         yield
         clocks.cancel()
+        results.cancel()
         await app.state.platform.close()
 
     app = FastAPI(
@@ -117,6 +121,8 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
         summary="Accounts, tables and realtime feeds for Rodada's five games.",
         lifespan=lifespan,
     )
+
+    app.include_router(standings_router)
 
     @app.exception_handler(ApiError)
     @app.exception_handler(AccountError)
