@@ -12,7 +12,7 @@ from typing import Any
 
 import grpc
 
-from services.kit import metrics
+from services.kit import logs, metrics
 from services.kit.errors import ServiceError, unauthenticated
 from services.kit.tokens import Identity, TokenError, TokenVerifier
 
@@ -25,6 +25,13 @@ log = logging.getLogger("rodada.service")
 def caller() -> Identity:
     """The authenticated identity of the current call."""
     return CALLER.get()
+
+
+def _metadata(metadata: tuple[Any, ...] | None, name: str) -> str | None:
+    for key, value in metadata or ():
+        if key == name:
+            return value.decode() if isinstance(value, bytes) else str(value)
+    return None
 
 
 def _bearer(metadata: tuple[Any, ...] | None) -> str | None:
@@ -52,15 +59,20 @@ class CallGuard(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             return handler
         method = details.method.rsplit("/", 1)[-1]
         token = _bearer(details.invocation_metadata)
+        request_id = _metadata(details.invocation_metadata, "x-request-id")
         labels = (self._service, method)
 
         async def authenticate(context: grpc.aio.ServicerContext) -> None:
+            logs.REQUEST_ID.set(request_id)
+            logs.GAME.set(self._service)
             if token is None:
                 raise unauthenticated("missing bearer token in 'authorization' metadata")
             try:
-                CALLER.set(self._verifier.verify(token))
+                identity = self._verifier.verify(token)
             except TokenError as exc:
                 raise unauthenticated(str(exc)) from None
+            CALLER.set(identity)
+            logs.USER_ID.set(identity.user_id)
 
         async def fail(context: grpc.aio.ServicerContext, error: Exception) -> None:
             if not isinstance(error, ServiceError):

@@ -17,7 +17,7 @@ from google.protobuf import any_pb2, json_format
 from google.protobuf.message import Message
 from rodada.common.v1 import match_pb2, match_pb2_grpc
 
-from services.kit import metrics
+from services.kit import logs, metrics
 from services.kit.engine import JSON, Context, Engine, Event, InvalidAction, Result, RulesError
 from services.kit.errors import ServiceError, invalid, not_found, permission_denied
 from services.kit.guard import caller
@@ -244,6 +244,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
     # -- helpers ----------------------------------------------------------
 
     async def _load(self, match_id: str) -> StoredMatch:
+        logs.MATCH_ID.set(match_id)
         if not _MATCH_ID.match(match_id):
             raise invalid("invalid_match_id", "match_id must be 1-64 characters of [A-Za-z0-9_-]")
         match = await self.store.load(match_id)

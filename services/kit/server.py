@@ -19,7 +19,7 @@ from grpc_reflection.v1alpha import reflection
 from prometheus_client import start_http_server
 from rodada.common.v1 import match_pb2, match_pb2_grpc
 
-from services.kit import metrics
+from services.kit import logs, metrics
 from services.kit.guard import CallGuard
 from services.kit.matches import Game, MatchServicer
 from services.kit.settings import ServiceSettings
@@ -93,7 +93,7 @@ async def serve(game: Game, settings: ServiceSettings) -> None:
 
 def run(game: Game) -> None:
     """Entry point of ``python -m services.<game>.service``."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    logs.configure(game.name)
     try:
         import uvloop
 
