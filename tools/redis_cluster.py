@@ -17,6 +17,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import redis
 
@@ -45,6 +46,11 @@ def free_cluster_port(taken: set[int]) -> int:
         if _bindable(port) and _bindable(port + BUS_OFFSET):
             return port
     raise RuntimeError("no free pair of ports for a cluster node")
+
+
+def command(client: redis.Redis, *args: object) -> Any:
+    """A raw Redis command (redis-py's execute_command is untyped)."""
+    return client.execute_command(*args)  # type: ignore[no-untyped-call]
 
 
 def slot_ranges(masters: int) -> list[range]:
@@ -102,14 +108,14 @@ class RedisCluster:
         clients = [redis.Redis(port=port, host="127.0.0.1") for port in self.ports]
         try:
             for epoch, (client, slots) in enumerate(zip(clients, slot_ranges(len(clients)), strict=True), 1):
-                client.execute_command("CLUSTER ADDSLOTS", *slots)
-                client.execute_command("CLUSTER SET-CONFIG-EPOCH", epoch)
+                command(client, "CLUSTER ADDSLOTS", *slots)
+                command(client, "CLUSTER SET-CONFIG-EPOCH", epoch)
             for port in self.ports[1:]:
-                clients[0].execute_command("CLUSTER MEET", "127.0.0.1", port)
+                command(clients[0], "CLUSTER MEET", "127.0.0.1", port)
             deadline = time.monotonic() + timeout
             while not all(self._ready(client) for client in clients):
                 if time.monotonic() > deadline:
-                    states = [client.execute_command("CLUSTER INFO") for client in clients]
+                    states = [command(client, "CLUSTER INFO") for client in clients]
                     raise TimeoutError(f"cluster not ok after {timeout}s: {states}")
                 time.sleep(0.1)
         finally:
@@ -117,7 +123,7 @@ class RedisCluster:
                 client.close()
 
     def _ready(self, client: redis.Redis) -> bool:
-        info = client.execute_command("CLUSTER INFO")
+        info = command(client, "CLUSTER INFO")
         if isinstance(info, dict):  # redis-py parses the reply
             fields = {str(k): str(v) for k, v in info.items()}
         else:
