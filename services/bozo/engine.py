@@ -113,7 +113,7 @@ def _parse(action: Any) -> tuple[str, JSON]:
     """The action's kind and its body with defaults filled in and values checked."""
     if not isinstance(action, dict) or len(action) != 1:
         raise InvalidAction(
-            "bad_action", "an action holds exactly one of throw, declare, score, claim_inactivity"
+            "malformed_action", "an action holds exactly one of throw, declare, score, claim_inactivity"
         )
     ((kind, body),) = action.items()
     if kind not in _ACTION_FIELDS:
@@ -121,20 +121,20 @@ def _parse(action: Any) -> tuple[str, JSON]:
     if body is None:
         body = {}
     if not isinstance(body, dict):
-        raise InvalidAction("bad_action", f"{kind} must be an object")
+        raise InvalidAction("malformed_action", f"{kind} must be an object")
     if set(body) - _ACTION_FIELDS[kind]:
-        raise InvalidAction("unknown_field", f"{kind} has an unknown field")
+        raise InvalidAction("malformed_action", f"{kind} has an unknown field")
     if kind == "throw":
         return kind, {"keep": _parse_keep(body.get("keep")), "cup": _parse_cup(body.get("cup"))}
     if kind == "declare":
         side = body.get("side")
         if side not in SIDES:
-            raise InvalidAction("bad_side", "side must be TOP or BOTTOM")
+            raise InvalidAction("unknown_side", "side must be TOP or BOTTOM")
         return kind, {"side": side}
     if kind == "score":
         box = body.get("box")
         if box not in scoring.BOXES:
-            raise InvalidAction("bad_box", "box must be one of " + ", ".join(scoring.BOXES))
+            raise InvalidAction("unknown_box", "box must be one of " + ", ".join(scoring.BOXES))
         return kind, {"box": box}
     return kind, {}
 
@@ -143,11 +143,11 @@ def _parse_keep(keep: Any) -> list[int]:
     if keep is None:
         return []
     if not isinstance(keep, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in keep):
-        raise InvalidAction("bad_keep", "keep is a list of die indices")
+        raise InvalidAction("malformed_action", "keep is a list of die indices")
     if any(not 0 <= i < DICE for i in keep):
-        raise InvalidAction("bad_die", "die indices are 0 to 4")
+        raise InvalidAction("invalid_die_index", "die indices are 0 to 4")
     if len(set(keep)) != len(keep):
-        raise InvalidAction("duplicate_die", "a die is listed twice in keep")
+        raise InvalidAction("duplicate_die_index", "a die is listed twice in keep")
     return sorted(keep)
 
 
@@ -155,13 +155,13 @@ def _parse_cup(cup: Any) -> bool:
     if cup is None:
         return False
     if not isinstance(cup, bool):
-        raise InvalidAction("bad_cup", "cup is true or false")
+        raise InvalidAction("malformed_action", "cup is true or false")
     return cup
 
 
 def _check_seat(state: JSON, seat: Any) -> None:
     if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < state["seats"]:
-        raise InvalidAction("bad_seat", "no such seat at this table")
+        raise InvalidAction("invalid_seat", "no such seat at this table")
 
 
 # --- A turn ---------------------------------------------------------------------

@@ -366,7 +366,7 @@ def _set_assist(state: JSON, seat: int, on: bool) -> tuple[JSON, list[Event]]:
 def _claim_inactivity(state: JSON, seat: int, ctx: Context) -> tuple[JSON, list[Event]]:
     idle = state["turn"]
     if seat == idle:
-        raise RulesError("cannot_claim_own_turn", "the player to act cannot claim against themselves")
+        raise RulesError("cannot_claim_yourself", "the player to act cannot claim against themselves")
     if ctx.now - state["turn_since"] < INACTIVITY_SECONDS:
         raise RulesError(
             "too_early", f"a claim is possible once the turn has lasted {INACTIVITY_SECONDS:.0f} s"

@@ -122,7 +122,8 @@ def load_public_keys(directory: Path | None = None) -> list[Ed25519PublicKey]:
 class TokenSigner:
     def __init__(self, private_key: Ed25519PrivateKey) -> None:
         self._key = private_key
-        self.kid = key_id(private_key.public_key())
+        self.public_key = private_key.public_key()
+        self.kid = key_id(self.public_key)
 
     def issue(
         self, identity: Identity, ttl_seconds: int, kind: str = "access", jti: str | None = None

@@ -253,7 +253,7 @@ def _score(state: JSON, seat: int, box: str) -> tuple[JSON, list[Event]]:
 def _claim_inactivity(state: JSON, seat: int, ctx: Context) -> tuple[JSON, list[Event]]:
     idle = state["current"]
     if seat == idle:
-        raise RulesError("cannot_claim_own_turn", "the seat to act cannot claim against itself")
+        raise RulesError("cannot_claim_yourself", "the seat to act cannot claim against itself")
     waited = ctx.now - ctx.last_action_at
     if waited < INACTIVITY_SECONDS:
         raise RulesError("too_early", f"a claim needs {INACTIVITY_SECONDS:.0f} s without an action")

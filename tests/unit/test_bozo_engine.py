@@ -33,8 +33,10 @@ SEED_BASE = {"AS": 2, "DUQUE": 6, "TERNO": 12, "QUADRA": 8, "QUINA": 15, "SENA":
 SEED_BOCA = {"FULL": 25, "SEGUIDA": 35, "QUADRADA": 45, "GENERAL": 55}
 NOTHING = (1, 2, 3, 4, 6)  # scores only in the number boxes
 # Malformed input; every other refusal is a RulesError proper.
-INVALID_CODES = {"bad_action", "unknown_action", "unknown_field", "bad_keep", "bad_die", "duplicate_die",
-                 "bad_cup", "bad_side", "bad_box", "bad_seat"}
+INVALID_CODES = {
+    "malformed_action", "unknown_action", "invalid_die_index", "duplicate_die_index",
+    "unknown_side", "unknown_box", "invalid_seat",
+}
 
 
 class Table:
@@ -315,28 +317,28 @@ def test_it_is_nobody_elses_turn() -> None:
 @pytest.mark.parametrize(
     ("action", "code"),
     [
-        ({}, "bad_action"),
-        ([], "bad_action"),
-        ({"throw": {}, "score": {"box": "AS"}}, "bad_action"),
+        ({}, "malformed_action"),
+        ([], "malformed_action"),
+        ({"throw": {}, "score": {"box": "AS"}}, "malformed_action"),
         ({"roll": {}}, "unknown_action"),
-        ({"throw": 5}, "bad_action"),
-        ({"throw": {"keep": [5]}}, "bad_die"),
-        ({"throw": {"keep": [-1]}}, "bad_die"),
-        ({"throw": {"keep": [1, 1]}}, "duplicate_die"),
-        ({"throw": {"keep": "01"}}, "bad_keep"),
-        ({"throw": {"keep": [True]}}, "bad_keep"),
-        ({"throw": {"keep": [1.0]}}, "bad_keep"),
-        ({"throw": {"cup": "yes"}}, "bad_cup"),
-        ({"throw": {"cup": 1}}, "bad_cup"),
-        ({"throw": {"dice": [1]}}, "unknown_field"),
-        ({"declare": {}}, "bad_side"),
-        ({"declare": {"side": "SIDE_UNSPECIFIED"}}, "bad_side"),
-        ({"declare": {"side": "bottom"}}, "bad_side"),
-        ({"score": {}}, "bad_box"),
-        ({"score": {"box": "BOX_UNSPECIFIED"}}, "bad_box"),
-        ({"score": {"box": "CHANCE"}}, "bad_box"),
-        ({"score": {"box": 1}}, "bad_box"),
-        ({"claim_inactivity": {"seat": 1}}, "unknown_field"),
+        ({"throw": 5}, "malformed_action"),
+        ({"throw": {"keep": [5]}}, "invalid_die_index"),
+        ({"throw": {"keep": [-1]}}, "invalid_die_index"),
+        ({"throw": {"keep": [1, 1]}}, "duplicate_die_index"),
+        ({"throw": {"keep": "01"}}, "malformed_action"),
+        ({"throw": {"keep": [True]}}, "malformed_action"),
+        ({"throw": {"keep": [1.0]}}, "malformed_action"),
+        ({"throw": {"cup": "yes"}}, "malformed_action"),
+        ({"throw": {"cup": 1}}, "malformed_action"),
+        ({"throw": {"dice": [1]}}, "malformed_action"),
+        ({"declare": {}}, "unknown_side"),
+        ({"declare": {"side": "SIDE_UNSPECIFIED"}}, "unknown_side"),
+        ({"declare": {"side": "bottom"}}, "unknown_side"),
+        ({"score": {}}, "unknown_box"),
+        ({"score": {"box": "BOX_UNSPECIFIED"}}, "unknown_box"),
+        ({"score": {"box": "CHANCE"}}, "unknown_box"),
+        ({"score": {"box": 1}}, "unknown_box"),
+        ({"claim_inactivity": {"seat": 1}}, "malformed_action"),
     ],
 )
 def test_malformed_actions_are_invalid(action: Any, code: str) -> None:
@@ -364,7 +366,7 @@ def test_unknown_seats_are_invalid(seat: Any) -> None:
     table = Table(2)
     with pytest.raises(InvalidAction) as refused:
         ENGINE.apply(table.state, seat, {"throw": {}}, table.ctx())
-    assert refused.value.code == "bad_seat"
+    assert refused.value.code == "invalid_seat"
     with pytest.raises(InvalidAction):
         ENGINE.leave(table.state, seat, table.ctx())
 

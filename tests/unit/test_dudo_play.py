@@ -143,7 +143,7 @@ def check_refusal(table: JSON, seat: int, action: JSON, error: RulesError, may_c
         assert error.code == "not_in_game"
     elif kind == "claim_inactivity":
         if seat == table["turn"]:
-            assert error.code == "cannot_claim_own_turn"
+            assert error.code == "cannot_claim_yourself"
         else:
             assert error.code == "too_early" and not may_claim
     elif kind == "calza" and not table["options"]["calza"]:
@@ -326,7 +326,7 @@ def test_thousands_of_random_games_follow_the_rules() -> None:
         "bid", "DUDO", "CALZA", "calza_gain", "calza_full", "palifico", "out", "leave", "claim_inactivity",
         "round_voided", "set_assist", "COMPLETED", "FORFEIT", "INACTIVITY",
         "bid_too_low", "quantity_too_high", "opening_on_ones", "face_locked", "not_your_turn",
-        "calza_disabled", "too_early", "cannot_claim_own_turn", "not_in_game",
+        "calza_disabled", "too_early", "cannot_claim_yourself", "not_in_game",
     ):  # fmt: skip
         assert tally[seen] >= 10, (seen, tally)
 

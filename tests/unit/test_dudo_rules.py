@@ -616,7 +616,7 @@ def test_inactivity_claim_after_120_seconds_of_turn() -> None:
     table = Table([[2, 3], [4, 5], [6, 6]])
     table.act(0, bid(1, 2), now=START + 10)  # seat 1's turn begins at START + 10
     table.refuse(2, {"claim_inactivity": {}}, "too_early", now=START + 129.9)
-    table.refuse(1, {"claim_inactivity": {}}, "cannot_claim_own_turn", now=START + 500)
+    table.refuse(1, {"claim_inactivity": {}}, "cannot_claim_yourself", now=START + 500)
     # The idle player toggling assist does not restart the turn's clock.
     table.act(1, set_assist(True), now=START + 100)
     assert table.view(2)["turn_started_at"] == START + 10

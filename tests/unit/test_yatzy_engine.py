@@ -513,7 +513,7 @@ def test_a_claim_before_120_s_is_too_early() -> None:
 
 def test_the_seat_to_act_cannot_claim_against_itself() -> None:
     refused(
-        start(3), 0, {"claim_inactivity": {}}, "cannot_claim_own_turn", now=2_000.0, last_action_at=1_000.0
+        start(3), 0, {"claim_inactivity": {}}, "cannot_claim_yourself", now=2_000.0, last_action_at=1_000.0
     )
 
 

@@ -1,0 +1,237 @@
+"""The matchmaker's formation rules: pure functions, no Redis, no clock."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gateway.matchmaking import (
+    Format,
+    Formation,
+    Waiting,
+    cycles_waited,
+    estimate_wait,
+    form_tables,
+    queue_format,
+    queue_mode,
+    rating_window,
+)
+from gateway.settings import MatchmakingSettings
+
+RULES = MatchmakingSettings(
+    cycle_seconds=2.0,
+    window_start=100,
+    window_step=50,
+    window_cap=400,
+    fill_wait_seconds=10,
+    cpu_wait_seconds=45,
+)
+DUEL = queue_format("bozo", "duel")
+DUPLAS = queue_format("bozo", "duplas")
+DOMINO = queue_format("domino", "standard")
+DUDO = queue_format("dudo", "standard")
+BOZU = queue_format("bozu_mekuri", "standard")
+
+
+def solo(name: str, rating: float = 1500, at: float = 0.0) -> Waiting:
+    return Waiting(f"t-{name}", (name,), rating, at)
+
+
+def party(a: str, b: str, rating: float = 1500, at: float = 0.0) -> Waiting:
+    return Waiting(f"t-{a}{b}", (a, b), rating, at)
+
+
+def players(formation: Formation) -> list[str | None]:
+    return [seat[1] if seat else None for seat in formation.seats]
+
+
+def form(
+    tickets: list[Waiting], fmt: Format, now: float, ranked: bool = False
+) -> list[list[str | None]]:
+    return [players(f) for f in form_tables(tickets, fmt, RULES, now, ranked)]
+
+
+# -- queues ------------------------------------------------------------------------
+
+
+def test_queue_modes_and_formats() -> None:
+    assert queue_mode("bozo", {"mode": "DUEL"}) == "duel"
+    assert queue_mode("bozo", {"mode": "DUPLAS"}) == "duplas"
+    for not_queued in ({"mode": "SOLO"}, {}):
+        with pytest.raises(ValueError, match="DUEL or DUPLAS"):
+            queue_mode("bozo", not_queued)
+    assert queue_mode("yatzy", {"card": "SCANDINAVIAN"}) == "standard"
+    assert (DUEL.sizes, DUEL.teams, DUEL.cpu_table) == ((2,), (), 0)
+    assert DUPLAS == DOMINO
+    assert (DOMINO.sizes, DOMINO.teams, DOMINO.cpu_table) == ((4,), ((0, 2), (1, 3)), 0)
+    assert queue_format("yatzy", "standard") == DUDO  # Yatzy's 1 and 7-8 seats are not queued
+    assert (DUDO.sizes, DUDO.cpu_table) == ((2, 3, 4, 5, 6), 0)
+    assert (BOZU.sizes, BOZU.cpu_table) == ((2, 3, 4, 5, 6), 4)
+    assert DUPLAS.parties and DOMINO.parties and not DUEL.parties and not DUDO.parties
+
+
+# -- rating windows ------------------------------------------------------------------
+
+
+def test_the_window_widens_every_cycle_up_to_the_cap() -> None:
+    widths = [rating_window(RULES, 0.0, now) for now in (0, 1.9, 2, 3.9, 4, 6, 8, 10, 12, 14, 100, 10_000)]
+    assert widths == [100, 100, 150, 150, 200, 250, 300, 350, 400, 400, 400, 400]
+    assert cycles_waited(RULES, 10.0, 9.0) == 0  # a clock a little behind never narrows it
+
+
+def test_ranked_tickets_pair_only_within_both_windows() -> None:
+    a, b = solo("a", 1500, at=0), solo("b", 1650, at=0)
+    assert form([a, b], DUEL, now=0, ranked=True) == []  # gap 150 > ±100
+    assert form([a, b], DUEL, now=1.9, ranked=True) == []
+    assert form([a, b], DUEL, now=2, ranked=True) == [["a", "b"]]  # one cycle: ±150
+    # Casual queues ignore ratings.
+    assert form([a, b], DUEL, now=0) == [["a", "b"]]
+
+
+def test_both_windows_must_fit_the_gap() -> None:
+    # The old ticket accepts ±400 already; the newcomer's window decides:
+    # 100 + 50k after k cycles, so the gap of 300 fits from k = 4 (8 s).
+    old, new = solo("old", 1500, at=0), solo("new", 1800, at=100)
+    for now, expected in ((100, []), (106, []), (107.9, []), (108, [["old", "new"]])):
+        assert form([old, new], DUEL, now=now, ranked=True) == expected
+
+
+def test_beyond_the_cap_never_pairs() -> None:
+    a, b = solo("a", 1000), solo("b", 1401)
+    assert form([a, b], DUEL, now=10_000, ranked=True) == []
+    assert form([a, solo("c", 1400)], DUEL, now=10_000, ranked=True) == [["a", "c"]]
+
+
+def test_the_oldest_ticket_pairs_with_the_closest_rating() -> None:
+    tickets = [solo("a", 1500), solo("far", 1590, at=1), solo("near", 1510, at=2), solo("x", 1595, at=3)]
+    assert form(tickets, DUEL, now=3, ranked=True) == [["a", "near"], ["far", "x"]]
+    # Casual: queue order.
+    assert form(tickets, DUEL, now=3) == [["a", "far"], ["near", "x"]]
+
+
+# -- parties and teams ------------------------------------------------------------------
+
+
+def test_a_party_sits_as_partners() -> None:
+    tickets = [solo("s1", at=0), party("p1", "p2", at=1), solo("s2", at=2)]
+    (seats,) = form(tickets, DUPLAS, now=2)
+    assert {seats[0], seats[2]} == {"s1", "s2"} and {seats[1], seats[3]} == {"p1", "p2"}
+    (seats,) = form([party("a", "b"), party("c", "d", at=1)], DOMINO, now=1)
+    assert seats == ["a", "c", "b", "d"]  # teams 0 & 2 and 1 & 3
+
+
+def test_a_party_never_splits_or_takes_one_seat() -> None:
+    # Three solos and a party: the party cannot fill the last seat, a fourth
+    # solo can; the party waits for another party or two solos.
+    tickets = [solo("a", at=0), solo("b", at=1), solo("c", at=2), party("p", "q", at=3)]
+    (seats,) = form(tickets, DOMINO, now=3)
+    assert sorted(s for s in seats if s) == ["a", "b", "p", "q"]  # a search, not greedy: skips c
+    assert {seats[1], seats[3]} == {"p", "q"} or {seats[0], seats[2]} == {"p", "q"}
+    assert form([solo("a"), party("p", "q", at=1)], DOMINO, now=100) == []
+
+
+def test_ranked_teams_are_balanced() -> None:
+    tickets = [solo("w", 1400), solo("x", 1450, at=1), solo("y", 1550, at=2), solo("z", 1600, at=3)]
+    (seats,) = form(tickets, DUPLAS, now=100, ranked=True)
+    teams = [{seats[0], seats[2]}, {seats[1], seats[3]}]
+    assert {"w", "z"} in teams and {"x", "y"} in teams
+    # A ranked party counts with its mean rating.
+    (seats,) = form([party("a", "b", 1500), party("c", "d", 1550, at=1)], DOMINO, now=0, ranked=True)
+    assert seats == ["a", "c", "b", "d"]
+    assert form([party("a", "b", 1500), party("c", "d", 1700, at=1)], DOMINO, now=0, ranked=True) == []
+
+
+# -- flexible tables and CPUs --------------------------------------------------------------
+
+
+def test_largest_table_after_a_short_wait() -> None:
+    three = [solo(n, at=i) for i, n in enumerate("abc")]
+    assert form(three, DUDO, now=9.9) == []  # nothing too early
+    assert form(three, DUDO, now=10) == [["a", "b", "c"]]
+    # A full table of 6 forms at once; the rest wait for their own time.
+    eight = [solo(n, at=i * 0.1) for i, n in enumerate("abcdefgh")]
+    assert form(eight, DUDO, now=1) == [list("abcdef")]
+    assert form(eight, DUDO, now=10.7) == [list("abcdef"), ["g", "h"]]
+    assert form([solo("alone")], DUDO, now=10_000) == []  # Dudo has no CPUs
+
+
+def test_ranked_flexible_tables_hold_only_mutually_compatible_players() -> None:
+    tickets = [solo("a", 1500), solo("b", 1580, at=1), solo("c", 1420, at=2), solo("d", 1700, at=3)]
+    # now=12: a ±400, b and c ±350 (5 cycles), d ±300 (4): every gap fits,
+    # the widest (c-d, 280) too.
+    (table,) = form(tickets, DUDO, now=12, ranked=True)
+    assert sorted(p for p in table if p) == ["a", "b", "c", "d"]
+    # now=10: a ±350, b and c ±300, d ±250 (3 cycles): c-d (280) no longer
+    # fits, so d, the farthest from a, is left out.
+    (table,) = form(tickets, DUDO, now=10, ranked=True)
+    assert sorted(p for p in table if p) == ["a", "b", "c"]
+
+
+def test_bozu_mekuri_seats_a_lone_ticket_with_cpus_after_the_long_wait() -> None:
+    lonely = solo("ana", at=0)
+    assert form([lonely], BOZU, now=44.9) == []
+    formation = form_tables([lonely], BOZU, RULES, 45, False)[0]
+    assert players(formation) == ["ana", None, None, None] and formation.cpu_seats == (1, 2, 3)
+    # Two players form a table of two after the short wait, never with CPUs.
+    assert form([lonely, solo("bia", at=1)], BOZU, now=11) == [["ana", "bia"]]
+
+
+def test_nothing_forms_too_early() -> None:
+    assert form([solo("a")], DUEL, now=10_000) == []
+    assert form([solo("a"), solo("b"), solo("c")], DOMINO, now=10_000) == []
+    assert form([solo("a"), solo("b")], DUDO, now=9) == []
+
+
+def test_a_player_is_never_seated_twice() -> None:
+    # The Redis side allows one live ticket per player; the rules do not trust it.
+    assert form([solo("a"), Waiting("t-a2", ("a",), 1500, 1)], DUEL, now=5) == []
+
+
+def test_estimated_wait() -> None:
+    assert estimate_wait([], 3) is None
+    assert estimate_wait([4, 10, 6], 1) == 5
+    assert estimate_wait([4, 10, 6], 30) == 0
+
+
+# -- properties ---------------------------------------------------------------------------
+
+units = st.lists(
+    st.tuples(st.booleans(), st.integers(1200, 1800), st.floats(0, 60)), min_size=0, max_size=14
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(units, st.sampled_from([DUEL, DUPLAS, DUDO, BOZU]), st.booleans(), st.floats(0, 120))
+def test_every_formation_is_legal(
+    spec: list[tuple[bool, int, float]], fmt: Format, ranked: bool, now: float
+) -> None:
+    tickets = []
+    for i, (is_party, rating, at) in enumerate(spec):
+        members = (f"u{i}a", f"u{i}b") if is_party and fmt.parties else (f"u{i}a",)
+        tickets.append(Waiting(f"t{i}", members, rating, min(at, now)))
+    by_id = {t.ticket_id: t for t in tickets}
+    seen: set[str] = set()
+    for formation in form_tables(tickets, fmt, RULES, now, ranked):
+        ids = formation.ticket_ids
+        assert not seen & set(ids), "a ticket in two tables"
+        seen |= set(ids)
+        humans = [s for s in formation.seats if s]
+        assert len({user for _, user in humans}) == len(humans)
+        # Every member of every chosen ticket is seated: nobody is left behind.
+        assert sorted(user for _, user in humans) == sorted(u for t in ids for u in by_id[t].members)
+        if formation.cpu_seats:
+            assert fmt.cpu_table and len(formation.seats) == fmt.cpu_table and len(humans) == 1
+        else:
+            assert len(formation.seats) in fmt.sizes
+        for team in fmt.teams:  # a party's two players on one side
+            team_tickets = [seat[0] for s in team if (seat := formation.seats[s])]
+            for ticket_id in team_tickets:
+                if by_id[ticket_id].size == 2:
+                    assert team_tickets.count(ticket_id) == 2
+        if ranked:
+            chosen = [by_id[t] for t in ids]
+            for a in chosen:
+                for b in chosen:
+                    windows = [rating_window(RULES, t.enqueued_at, now) for t in (a, b)]
+                    assert abs(a.rating - b.rating) <= min(windows)
