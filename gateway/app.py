@@ -6,6 +6,7 @@ is forwarded to the game services, which derive the caller's seat from it.
 
 import asyncio
 import contextlib
+import secrets
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -26,6 +27,9 @@ from gateway.accounts import AccountError
 from gateway.clocks import notices_channel, run_clocks
 from gateway.deps import CallerDep, PlatformDep
 from gateway.games import BadGameInput, GameClient, message_json
+from gateway.grpc_api import start_server
+from gateway.matchmaking import Matchmaking
+from gateway.matchmaking_api import router as matchmaking_router
 from gateway.platform import (
     HTTP_STATUS,
     RPC_TIMEOUT_SECONDS,
@@ -37,10 +41,12 @@ from gateway.platform import (
 )
 from gateway.presence import REFRESH_SECONDS
 from gateway.results import run_results
-from gateway.settings import GatewaySettings
+from gateway.settings import GatewaySettings, MatchmakingSettings
 from gateway.standings_api import router as standings_router
-from gateway.tables import OPEN, PLAYING, TableError, public_table
+from gateway.tables import TableError, public_table
+from services.kit import logs
 from services.kit.errors import error_reason
+from services.kit.tasks import cancel_requested
 from services.kit.tokens import (
     TokenError,
 )
@@ -108,11 +114,20 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.platform = Platform(settings)
+        app.state.matchmaking = Matchmaking(app.state.platform, MatchmakingSettings.from_env())
+        matcher = asyncio.create_task(app.state.matchmaking.run())
         clocks = asyncio.create_task(run_clocks(app.state.platform, settings.clock_cycle_seconds))
         results = asyncio.create_task(run_results(app.state.platform))
+        keys = asyncio.create_task(app.state.platform.reload_keys())
+        grpc_server = await start_server(app.state.platform, settings.host, settings.grpc_port)
         yield
+        await grpc_server.stop(5)
         clocks.cancel()
         results.cancel()
+        keys.cancel()
+        matcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await matcher  # let it release the lease it holds
         await app.state.platform.close()
 
     app = FastAPI(
@@ -123,6 +138,7 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
     )
 
     app.include_router(standings_router)
+    app.include_router(matchmaking_router)
 
     @app.exception_handler(ApiError)
     @app.exception_handler(AccountError)
@@ -148,12 +164,16 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
     @app.middleware("http")
     async def measure(request: Request, call_next: Any) -> Response:
         started = time.perf_counter()
-        response: Response = await call_next(request)
-        route = request.scope.get("route")
-        path = getattr(route, "path", "unmatched")
-        metrics.HTTP_REQUESTS.labels(request.method, path, str(response.status_code)).inc()
-        metrics.HTTP_SECONDS.labels(request.method, path).observe(time.perf_counter() - started)
-        return response
+        logs.REQUEST_ID.set(request.headers.get("x-request-id") or secrets.token_hex(8))
+        status = "500"  # unless a response comes back: an unhandled error is a 500 too
+        try:
+            response: Response = await call_next(request)
+            status = str(response.status_code)
+            return response
+        finally:
+            path = getattr(request.scope.get("route"), "path", "unmatched")
+            metrics.HTTP_REQUESTS.labels(request.method, path, status).inc()
+            metrics.HTTP_SECONDS.labels(request.method, path).observe(time.perf_counter() - started)
 
     # -- operations --
 
@@ -199,26 +219,7 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
     @app.post("/v1/tables", status_code=201, tags=["tables"])
     async def create_table(body: CreateTable, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
         """Open a table; the host takes seat 0 and receives the invite code."""
-        game = p.game(body.game)
-        if body.seats not in game.policy.seat_counts:
-            allowed = ", ".join(map(str, sorted(game.policy.seat_counts)))
-            raise ApiError(422, "invalid_seats", f"{body.game} tables have {allowed} seats")
-        try:
-            game.pack("Options", body.options)
-        except BadGameInput as exc:
-            raise ApiError(422, "invalid_options", str(exc)) from None
-        if body.cpu_seats and not game.policy.cpu_seats:
-            raise ApiError(422, "invalid_cpu_seats", f"{body.game} has no CPU seats")
-        teams = game.policy.teams.get(body.seats, ())
-        return await p.tables.create(
-            caller.identity,
-            body.game,
-            body.seats,
-            body.options,
-            teams,
-            body.cpu_seats,
-            game.policy.open_tables,
-        )
+        return await p.create_table(caller.identity, body.game, body.seats, body.options, body.cpu_seats)
 
     @app.get("/v1/tables", tags=["tables"])
     async def list_open_tables(game: str, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
@@ -230,13 +231,8 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
     async def sit(table_id: str, body: Sit, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
         """Sit at an open table, in the seat asked for or any free one; the
         player who takes the last seat starts the match."""
-        table = await p.tables.sit(caller.identity, table_id, body.seat)
-        if None not in table["players"] and table["status"] == OPEN:
-            return {
-                "table": public_table(table),
-                "match": message_json(await p.start(table_id, None, caller)),
-            }
-        return {"table": public_table(table)}
+        table, snapshot = await p.sit(caller, table_id, body.seat)
+        return {"table": table} | ({"match": message_json(snapshot)} if snapshot else {})
 
     @app.post("/v1/tables/join", tags=["tables"])
     async def join_table(body: JoinTable, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
@@ -283,12 +279,7 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
             action = game.pack("Action", body.action)
         except BadGameInput as exc:
             raise ApiError(422, "invalid_action", str(exc)) from None
-        request = match_pb2.ActRequest(
-            match_id=table_id, expected_version=body.expected_version, action=action
-        )
-        return message_json(
-            await rpc(game.stub.Act(request, metadata=caller.metadata, timeout=RPC_TIMEOUT_SECONDS))
-        )
+        return message_json(await p.act(caller, table_id, body.expected_version, action))
 
     @app.get("/v1/tables/{table_id}/presence", tags=["play"])
     async def presence(table_id: str, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
@@ -313,13 +304,8 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
     @app.post("/v1/tables/{table_id}/leave", tags=["play"])
     async def leave(table_id: str, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
         """Before the start: free your seat. During the match: the game's leaving policy."""
-        table = await p.tables.get(table_id)
-        if table["status"] != PLAYING:
-            return {"table": public_table(await p.tables.leave_lobby(caller.identity, table_id))}
-        game = p.game(table["game"])
-        request = match_pb2.LeaveRequest(match_id=table_id)
-        snapshot = await rpc(game.stub.Leave(request, metadata=caller.metadata, timeout=RPC_TIMEOUT_SECONDS))
-        return {"match": message_json(snapshot)}
+        table, snapshot = await p.leave(caller, table_id)
+        return {"match": message_json(snapshot)} if snapshot else {"table": table}
 
     # -- realtime --
 
@@ -423,7 +409,7 @@ async def _forward_notices(p: Platform, match_id: str, outbox: asyncio.Queue[dic
 
 
 async def _keep_present(p: Platform, match_id: str, user_id: str, connection: str) -> None:
-    while await p.presence.refresh(match_id, user_id, connection):
+    while not cancel_requested() and await p.presence.refresh(match_id, user_id, connection):
         await asyncio.sleep(REFRESH_SECONDS)
 
 

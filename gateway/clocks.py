@@ -26,6 +26,7 @@ from gateway import metrics
 from gateway.games import GameClient
 from gateway.platform import RPC_TIMEOUT_SECONDS, Platform
 from services.kit.store import clocks_key
+from services.kit.tasks import cancel_requested
 from services.kit.tokens import Identity
 
 log = logging.getLogger("rodada.gateway.clocks")
@@ -38,7 +39,7 @@ def notices_channel(match_id: str) -> str:
 
 async def run_clocks(platform: Platform, cycle_seconds: float) -> None:
     """Poll every game's due deadlines forever."""
-    while True:
+    while not cancel_requested():
         try:
             await fire_due(platform)
         except Exception:  # a Redis or service hiccup must not stop the clocks

@@ -25,3 +25,16 @@ FORFEITS = Counter(
     "rodada_forfeits_total", "Matches ended by leaving or inactivity, by game and reason", ["game", "reason"]
 )
 RATE_LIMITED = Counter("rodada_rate_limited_total", "Requests refused by a rate limit, by limit", ["limit"])
+# Every replica reports the same, global length: aggregate with max, not sum.
+MATCHMAKING_QUEUE_LENGTH = Gauge(
+    "rodada_matchmaking_queue_length", "Matchmaking tickets waiting, by game and mode", ["game", "mode"]
+)
+MATCHMAKING_WAIT_SECONDS = Histogram(
+    "rodada_matchmaking_wait_seconds",
+    "How long matched tickets waited in the queue, by game and mode",
+    ["game", "mode"],
+    buckets=(1, 2, 5, 10, 20, 30, 45, 60, 120, 300, 600),
+)
+MATCHMAKING_MATCHES = Counter(
+    "rodada_matchmaking_matches_total", "Tables formed by the matchmaker, by game and mode", ["game", "mode"]
+)

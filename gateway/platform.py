@@ -4,6 +4,9 @@ tables, the game clients, and the operations on matches built from them."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import os
 import secrets
 import time
 from collections.abc import Awaitable
@@ -11,14 +14,16 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import grpc
+from google.protobuf import any_pb2
 from rodada.common.v1 import match_pb2
 
 from gateway import metrics
 from gateway.accounts import Accounts
-from gateway.games import GameClient, load_clients
+from gateway.games import BadGameInput, GameClient, load_clients
 from gateway.presence import Presence
 from gateway.settings import GatewaySettings
-from gateway.tables import PLAYING, Tables
+from gateway.tables import OPEN, PLAYING, Tables, public_table
+from services.kit import logs
 from services.kit.errors import error_reason
 from services.kit.limits import Limit, RateLimited, RateLimiter
 from services.kit.store import connect
@@ -35,6 +40,10 @@ from services.kit.tokens import (
 # address, and log-in attempts per username (password guessing).
 AUTH_PER_CLIENT = Limit.from_env("auth_client", "AUTH_CLIENT_LIMIT", "30/60")
 LOGIN_PER_USERNAME = Limit.from_env("login_username", "LOGIN_LIMIT", "10/60")
+
+
+KEY_RELOAD_SECONDS = float(os.environ.get("KEY_RELOAD_SECONDS", "30"))
+PLAYING_CACHE_SIZE = 100_000
 
 
 def refresh_key(jti: str) -> str:
@@ -75,8 +84,12 @@ class Caller:
     token: str
 
     @property
-    def metadata(self) -> tuple[tuple[str, str]]:
-        return (("authorization", f"Bearer {self.token}"),)
+    def metadata(self) -> tuple[tuple[str, str], ...]:
+        """For calls to the game services: the caller's own token, and the
+        request id so their logs can be joined with ours."""
+        request_id = logs.REQUEST_ID.get()
+        auth = ("authorization", f"Bearer {self.token}")
+        return (auth, ("x-request-id", request_id)) if request_id else (auth,)
 
 
 class Platform:
@@ -93,6 +106,7 @@ class Platform:
         self.tables = Tables(self.redis, settings.invite_ttl)
         self.presence = Presence(self.redis)
         self.limiter = RateLimiter(self.redis)
+        self._playing: dict[str, str] = {}  # started table -> its game
         self.games, self._channels = load_clients(settings.game_addresses)
         self._platform_token = ("", 0.0)
 
@@ -153,6 +167,52 @@ class Platform:
             raise ApiError(401, "refresh_token_used", "this refresh token was already used or revoked")
         return await self.session(identity)
 
+    async def create_table(
+        self, host: Identity, game_name: str, seats: int, options: dict[str, Any], cpu_seats: list[int]
+    ) -> dict[str, Any]:
+        """Open a table after checking it against the game's policy and options."""
+        game = self.game(game_name)
+        if seats not in game.policy.seat_counts:
+            allowed = ", ".join(map(str, sorted(game.policy.seat_counts)))
+            raise ApiError(422, "invalid_seats", f"{game_name} tables have {allowed} seats")
+        try:
+            game.pack("Options", options)
+        except BadGameInput as exc:
+            raise ApiError(422, "invalid_options", str(exc)) from None
+        if cpu_seats and not game.policy.cpu_seats:
+            raise ApiError(422, "invalid_cpu_seats", f"{game_name} has no CPU seats")
+        teams = game.policy.teams.get(seats, ())
+        return await self.tables.create(
+            host, game_name, seats, options, teams, cpu_seats, game.policy.open_tables
+        )
+
+    async def sit(
+        self, caller: Caller, table_id: str, seat: int | None
+    ) -> tuple[dict[str, Any], match_pb2.Snapshot | None]:
+        """Sit at an open table; whoever takes the last seat starts the match."""
+        table = await self.tables.sit(caller.identity, table_id, seat)
+        if None not in table["players"] and table["status"] == OPEN:
+            return public_table(table), await self.start(table_id, None, caller)
+        return public_table(table), None
+
+    async def leave(self, caller: Caller, table_id: str) -> tuple[dict[str, Any], match_pb2.Snapshot | None]:
+        """Before the start: free the seat. During the match: the game's policy."""
+        table = await self.tables.get(table_id)
+        if table["status"] != PLAYING:
+            return public_table(await self.tables.leave_lobby(caller.identity, table_id)), None
+        game = self.game(table["game"])
+        request = match_pb2.LeaveRequest(match_id=table_id)
+        return table, await rpc(
+            game.stub.Leave(request, metadata=caller.metadata, timeout=RPC_TIMEOUT_SECONDS)
+        )
+
+    async def act(
+        self, caller: Caller, table_id: str, expected_version: int, action: any_pb2.Any
+    ) -> match_pb2.Snapshot:
+        game = await self.playing(table_id)
+        request = match_pb2.ActRequest(match_id=table_id, expected_version=expected_version, action=action)
+        return await rpc(game.stub.Act(request, metadata=caller.metadata, timeout=RPC_TIMEOUT_SECONDS))
+
     async def start(self, table_id: str, host: Identity | None, caller: Caller) -> match_pb2.Snapshot:
         table = await self.tables.mark_started(host, table_id)
         game = self.game(table["game"])
@@ -181,11 +241,29 @@ class Platform:
         return await rpc(game.stub.GetView(request, metadata=caller.metadata, timeout=RPC_TIMEOUT_SECONDS))
 
     async def playing(self, table_id: str) -> GameClient:
-        """The game client of a started table."""
-        table = await self.tables.get(table_id)
-        if table["status"] != PLAYING:
-            raise ApiError(409, "not_started", "the table has not started")
-        return self.game(table["game"])
+        """The game client of a started table. A started table never changes
+        game or goes back, so the answer is remembered: one Redis read less
+        on every move."""
+        game = self._playing.get(table_id)
+        if game is None:
+            table = await self.tables.get(table_id)
+            if table["status"] != PLAYING:
+                raise ApiError(409, "not_started", "the table has not started")
+            game = table["game"]
+            if len(self._playing) >= PLAYING_CACHE_SIZE:
+                self._playing.clear()
+            self._playing[table_id] = game
+        return self.game(game)
+
+    async def reload_keys(self) -> None:
+        """Follow key rotations: accept what the keys folder (or JWT_PUBLIC_KEYS)
+        holds, besides our own key, so that during a rollout old replicas
+        accept the tokens new replicas sign."""
+        own = self.signer.public_key
+        while True:
+            await asyncio.sleep(KEY_RELOAD_SECONDS)
+            with contextlib.suppress(Exception):  # a half-written key file is read next time
+                self.verifier.replace_keys([own, *load_public_keys()])
 
     async def close(self) -> None:
         for channel in self._channels:

@@ -27,6 +27,7 @@ from gateway import metrics
 from gateway.platform import Platform
 from gateway.ratings import Rating, update_placings, update_teams
 from services.kit.store import RESULTS_STREAM
+from services.kit.tasks import cancel_requested
 
 log = logging.getLogger("rodada.gateway.results")
 GROUP = "ratings"
@@ -68,7 +69,7 @@ async def run_results(platform: Platform) -> None:
     consumer = f"{socket.gethostname()}-{os.getpid()}"
     with contextlib.suppress(ResponseError):  # the group exists: another replica made it
         await platform.redis.xgroup_create(RESULTS_STREAM, GROUP, id="0", mkstream=True)
-    while True:
+    while not cancel_requested():
         try:
             # Our own pending entries first (a restart), then new ones.
             for start in ("0", ">"):

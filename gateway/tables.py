@@ -304,3 +304,37 @@ class Tables:
         for invite in table["invites"]:
             await self.redis.delete(invite_key(invite["code"]))
         await self.redis.srem(open_tables_key(table["game"]), table["id"])
+
+    # -- matchmaking ------------------------------------------------------------
+
+    async def create_seated(
+        self,
+        table_id: str,
+        game: str,
+        options: dict[str, Any],
+        players: list[dict[str, Any]],
+        teams: Teams = (),
+        extra: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """A table formed with every seat already taken (the matchmaker): no
+        host, no invites, nobody else may sit. ``extra`` adds fields to the
+        record (``ranked``, ``mode``). Idempotent: if ``table_id`` exists the
+        stored table is returned unchanged, so a retried formation creates
+        its table once."""
+        table: dict[str, Any] = {
+            "id": table_id,
+            "game": game,
+            "seats": len(players),
+            "options": options,
+            "teams": [{"name": name, "seats": list(team_seats)} for name, team_seats in teams],
+            "host": None,
+            "players": players,
+            "open": False,
+            "status": OPEN,
+            "invites": [],
+            "created_at": time.time(),
+            **(extra or {}),
+        }
+        if await self.redis.set(table_key(table_id), orjson.dumps(table), nx=True):
+            return table
+        return await self.get(table_id)

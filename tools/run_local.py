@@ -55,6 +55,7 @@ def main() -> int:
         wait_for_port(gateway_port, timeout=60)
         print("\nRodada is running:")
         print(f"  HTTP API   http://127.0.0.1:{gateway_port}  (docs: /docs, health: /healthz)")
+        print(f"  platform   gRPC 127.0.0.1:{env_int('PLATFORM_GRPC_PORT', 50050)}  (mobile apps)")
         for game in available_games():
             grpc_port, metrics_port = GAME_PORTS[game]
             port = env_int(f"{game.upper()}_GRPC_PORT", grpc_port)

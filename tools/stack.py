@@ -36,6 +36,7 @@ class Stack:
         self.grpc_ports = {game: free_port() for game in GAME_PORTS}
         self.gateway_port = free_port()
         self.gateway_ports = {0: self.gateway_port}
+        self.platform_grpc_ports: dict[int, int] = {}
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
         self.env = {
             **os.environ,
@@ -80,16 +81,22 @@ class Stack:
         share the Redis and the keys; each has its own port."""
         name = "gateway" if replica == 0 else f"gateway-{replica}"
         port = self.gateway_ports.setdefault(replica, free_port())
+        grpc_port = self.platform_grpc_ports.setdefault(replica, free_port())
         if name not in self.processes or self.processes[name].poll() is not None:
             log = self.log_path(name).open("ab")
             self.processes[name] = subprocess.Popen(
                 [sys.executable, "-m", "gateway"],
-                env={**self.env, "GATEWAY_PORT": str(port)},
+                env={**self.env, "GATEWAY_PORT": str(port), "PLATFORM_GRPC_PORT": str(grpc_port)},
                 stdout=log,
                 stderr=subprocess.STDOUT,
             )
             wait_for_port(port, timeout=30)
         return f"http://127.0.0.1:{port}"
+
+    def platform_grpc(self, replica: int = 0) -> str:
+        """The gRPC address of gateway replica ``replica`` (started if needed)."""
+        self.gateway(replica)
+        return f"127.0.0.1:{self.platform_grpc_ports[replica]}"
 
     def token(self, identity: Identity, ttl: int = 3600) -> str:
         return self.signer.issue(identity, ttl)

@@ -77,5 +77,8 @@ async def test_a_leaver_is_played_by_the_cpu_and_takes_the_seat_back(http: httpx
         (seat,) = snap["to_act"]
         bia_turns += seat == 1
         snap = await play_my_turns(players[seat], table["id"], seat, await players[seat].view(table["id"]))
-    assert snap["result"]["reason"] == "completed" and bia_turns > 0
+    assert snap["result"]["reason"] == "completed"
+    # Back in her seat, Bia plays her own turns, unless her CPU flipped
+    # Semimaru while she was away (out at once, by default).
+    assert bia_turns > 0 or snap["view"]["seats"][1]["eliminated"]
     assert sorted(snap["result"]["ranks"])[0] == 1

@@ -26,6 +26,7 @@ def test_launcher_uses_embedded_redis_serves_healthz_and_stops_cleanly(tmp_path:
         RODADA_DATA_DIR=str(tmp_path / "data"),
         REDIS_PORT=str(free_port()),
         GATEWAY_PORT=str(gateway_port := free_port()),
+        PLATFORM_GRPC_PORT=str(free_port()),
         DRAIN_SECONDS="1",
     )
     for game in GAME_PORTS:
