@@ -119,7 +119,9 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
         clocks = asyncio.create_task(run_clocks(app.state.platform, settings.clock_cycle_seconds))
         results = asyncio.create_task(run_results(app.state.platform))
         keys = asyncio.create_task(app.state.platform.reload_keys())
-        grpc_server = await start_server(app.state.platform, settings.host, settings.grpc_port)
+        grpc_server = await start_server(
+            app.state.platform, app.state.matchmaking, settings.host, settings.grpc_port
+        )
         yield
         await grpc_server.stop(5)
         clocks.cancel()

@@ -17,6 +17,7 @@ from rodada.common.v1 import match_pb2
 from rodada.platform.v1 import platform_pb2, platform_pb2_grpc
 
 from gateway.accounts import AccountError
+from gateway.matchmaking import Matchmaking
 from gateway.platform import ApiError, Caller, Platform, rpc
 from gateway.tables import TableError, public_table
 from services.kit.errors import ServiceError
@@ -99,8 +100,9 @@ def guarded(method: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
 
 
 class PlatformServicer(platform_pb2_grpc.PlatformServiceServicer):
-    def __init__(self, platform: Platform) -> None:
+    def __init__(self, platform: Platform, matchmaking: Matchmaking) -> None:
         self.p = platform
+        self.matchmaking = matchmaking
 
     @guarded
     async def SignUp(self, request: platform_pb2.Credentials, context: Any) -> platform_pb2.Session:
@@ -191,15 +193,53 @@ class PlatformServicer(platform_pb2_grpc.PlatformServiceServicer):
         except Exception as error:
             await _fail(context, error)
 
+    async def FindMatch(
+        self, request: platform_pb2.FindMatchRequest, context: Any
+    ) -> AsyncIterator[platform_pb2.TicketUpdate]:
+        try:
+            caller = _caller(self.p, context)
+            options: dict[str, Any] = {}
+            if request.HasField("options"):
+                message = self.p.game(request.game).messages.Options()
+                if not request.options.Unpack(message):
+                    raise ApiError(
+                        422, "invalid_options", f"options must be a {message.DESCRIPTOR.full_name}"
+                    )
+                options = json_format.MessageToDict(message, preserving_proto_field_name=True)
+            ticket = await self.matchmaking.create(
+                caller.identity, request.game, options, request.ranked, request.party
+            )
+            async for update in self._follow(ticket["id"], caller):
+                yield update
+        except Exception as error:
+            await _fail(context, error)
+
+    async def JoinParty(
+        self, request: platform_pb2.JoinPartyRequest, context: Any
+    ) -> AsyncIterator[platform_pb2.TicketUpdate]:
+        try:
+            caller = _caller(self.p, context)
+            ticket = await self.matchmaking.join_party(caller.identity, request.party_code)
+            async for update in self._follow(ticket["id"], caller):
+                yield update
+        except Exception as error:
+            await _fail(context, error)
+
+    async def _follow(self, ticket_id: str, caller: Caller) -> AsyncIterator[platform_pb2.TicketUpdate]:
+        async for update in self.matchmaking.follow(ticket_id, caller.identity):
+            message = platform_pb2.TicketUpdate(ticket_id=ticket_id)
+            json_format.ParseDict(update, message, ignore_unknown_fields=True)
+            yield message
+
 
 async def _reraise(error: grpc.aio.AioRpcError) -> None:
     """Let ``rpc`` translate a game service's error into an ApiError."""
     raise error
 
 
-async def start_server(platform: Platform, host: str, port: int) -> grpc.aio.Server:
+async def start_server(platform: Platform, matchmaking: Matchmaking, host: str, port: int) -> grpc.aio.Server:
     server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
-    platform_pb2_grpc.add_PlatformServiceServicer_to_server(PlatformServicer(platform), server)
+    platform_pb2_grpc.add_PlatformServiceServicer_to_server(PlatformServicer(platform, matchmaking), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection((SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME), server)

@@ -96,3 +96,45 @@ async def test_a_bozo_duel_from_sign_up_to_result_over_grpc_only(stack: Stack) -
         with pytest.raises(grpc.aio.AioRpcError) as anonymous:
             await api.GetTable(platform_pb2.TableRequest(table_id=table.id))
         assert anonymous.value.code() == grpc.StatusCode.UNAUTHENTICATED
+
+
+async def test_two_apps_find_a_match_over_grpc(stack: Stack) -> None:
+    stack.service("bozo")
+    async with grpc.aio.insecure_channel(stack.platform_grpc()) as channel:
+        api = platform_pb2_grpc.PlatformServiceStub(channel)
+        sessions = [await api.LogInAsGuest(platform_pb2.GuestRequest(name=n)) for n in ("ana", "bia")]
+
+        async def find(session: platform_pb2.Session) -> list[platform_pb2.TicketUpdate]:
+            request = platform_pb2.FindMatchRequest(
+                game="bozo", options=pack(bozo_pb2.Options(mode=bozo_pb2.DUEL))
+            )
+            return [
+                u async for u in api.FindMatch(request, metadata=bearer(session.access_token), timeout=60)
+            ]
+
+        updates = await asyncio.gather(*(find(s) for s in sessions))
+        last = [u[-1] for u in updates]
+        assert all(u.WhichOneof("update") == "matched" for u in last)
+        assert last[0].matched.table_id == last[1].matched.table_id
+        assert {u.matched.seat for u in last} == {0, 1}
+        assert updates[0][0].WhichOneof("update") == "queue"  # waited in the queue first
+        snap = await api.GetView(
+            platform_pb2.TableRequest(table_id=last[0].matched.table_id),
+            metadata=bearer(sessions[0].access_token),
+        )
+        assert snap.status == match_pb2.ACTIVE and {s.user_id for s in snap.seats} == {
+            s.user.id for s in sessions
+        }
+        for request, reason in [
+            (platform_pb2.FindMatchRequest(game="bozo"), "invalid_mode"),  # solo training is not queued
+            (
+                platform_pb2.FindMatchRequest(
+                    game="bozo", ranked=True, options=pack(bozo_pb2.Options(mode=bozo_pb2.DUEL))
+                ),
+                "account_required",  # guests play casual
+            ),
+        ]:
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                async for _ in api.FindMatch(request, metadata=bearer(sessions[0].access_token)):
+                    pass
+            assert error_reason(refused.value) == reason
