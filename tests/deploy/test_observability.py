@@ -3,7 +3,7 @@
 Every PromQL expression (each alert, each dashboard target) parses with
 promql-parser; every metric they use is exported by a real gateway or game
 service — read from its /metrics after a short Yatzy game through the
-platform — except the PENDING names below; the labels they group and match
+platform; the labels they group and match
 on exist on those metrics; route values they match exist in the scrape."""
 
 from __future__ import annotations
@@ -31,17 +31,6 @@ from tools.stack import Stack
 OBSERVABILITY = DEPLOY / "observability"
 DASHBOARD = OBSERVABILITY / "grafana" / "rodada-overview.json"
 
-# Metrics the platform issue (matchmaking, timers, forfeits) will add to the
-# gateway; alerts and panels already use them. They may be absent or present;
-# when the gateway exports them, delete this list and they are checked like
-# every other name. Values: (type, label names).
-PENDING: dict[str, tuple[str, tuple[str, ...]]] = {
-    "rodada_matchmaking_queue_length": ("gauge", ("game", "mode")),
-    "rodada_matchmaking_wait_seconds": ("histogram", ("game", "mode")),
-    "rodada_timers_fired_total": ("counter", ("game", "action")),
-    "rodada_timer_lag_seconds": ("histogram", ()),
-    "rodada_forfeits_total": ("counter", ("game", "reason")),
-}
 
 # Labels Prometheus attaches to every target (PodMonitors' podTargetLabels,
 # or prometheus-scrape.yaml's relabelling), usable on any metric.
@@ -318,34 +307,18 @@ def declared_labels() -> dict[str, tuple[str, ...]]:
             if isinstance(value, MetricWrapperBase):
                 name = value._name + ("_total" if value._type == "counter" else "")
                 labels[name] = tuple(value._labelnames)
-    for name, (_, names) in PENDING.items():
-        labels.setdefault(name, names)
     return labels
-
-
-def test_pending_list_is_exactly_the_platform_issue_names_and_still_used() -> None:
-    used = {base_name(s.name) for _, expr in all_expressions() for s in usage(expr).selectors}
-    assert set(PENDING) <= used, "a pending name no rule or panel uses: drop it"
 
 
 async def test_every_metric_used_is_exported_by_a_running_process(exported: dict[str, Exported]) -> None:
     names_exported = set().union(*(e.sample_names() for e in exported.values()))
-    types_exported = {name: kind for e in exported.values() for name, kind in e.types.items()}
     used = [(where, [s.name for s in usage(expr).selectors]) for where, expr in all_expressions()]
     used.append(("dashboard variables", variable_metrics()))
     missing = []
     for where, names in used:
         for name in names:
-            if name in names_exported:
-                continue
-            pending = PENDING.get(base_name(name)) or PENDING.get(name)
-            if pending:
-                # Absent (not exported yet) or present with the agreed type.
-                family = base_name(name)
-                kind = types_exported.get(family, types_exported.get(family.removesuffix("_total")))
-                assert kind in (None, pending[0]), f"{where}: {name} is a {kind}, agreed {pending[0]}"
-                continue
-            missing.append(f"{where}: {name}")
+            if name not in names_exported:
+                missing.append(f"{where}: {name}")
     assert not missing, "metrics used but not exported:\n" + "\n".join(missing)
 
 
@@ -356,7 +329,7 @@ async def test_labels_used_exist_on_the_metrics(exported: dict[str, Exported]) -
     def known(name: str) -> set[str]:
         base = base_name(name)
         labels = declared.get(base, declared.get(name))
-        assert labels is not None, f"{name}: not declared by the code nor pending"
+        assert labels is not None, f"{name}: not declared by the code"
         extra = {"le"} if name.endswith("_bucket") else set()
         return set(labels) | TARGET_LABELS | extra
 
