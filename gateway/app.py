@@ -14,7 +14,7 @@ from typing import Any
 
 import grpc
 import orjson
-from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
+from fastapi import FastAPI, Request, WebSocket
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 from rodada.common.v1 import match_pb2
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from gateway import metrics
+from gateway import metrics, ws
 from gateway.accounts import AccountError
 from gateway.clocks import notices_channel, run_clocks
 from gateway.deps import CallerDep, PlatformDep
@@ -33,7 +33,6 @@ from gateway.matchmaking_api import router as matchmaking_router
 from gateway.platform import (
     HTTP_STATUS,
     RPC_TIMEOUT_SECONDS,
-    WS_AUTH_TIMEOUT_SECONDS,
     ApiError,
     Caller,
     Platform,
@@ -47,9 +46,6 @@ from gateway.tables import TableError, public_table
 from services.kit import logs
 from services.kit.errors import error_reason
 from services.kit.tasks import cancel_requested
-from services.kit.tokens import (
-    TokenError,
-)
 
 # -- request bodies ------------------------------------------------------------
 
@@ -317,26 +313,20 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
         ``{"token": "<access token>", "after_event_id": N}`` (N = last id you
         saw, 0 for all); each event then arrives as the JSON of a MatchEvent,
         and ``{"end": true}`` after the match's last one."""
-        p: Platform = websocket.app.state.platform
-        await websocket.accept()
-        metrics.WS_CONNECTIONS.inc()
-        try:
-            await feed(websocket, table_id, p)
-        except WebSocketDisconnect:
-            pass
-        finally:
-            metrics.WS_CONNECTIONS.dec()
+        async with ws.connection(websocket):
+            await feed(websocket, table_id, websocket.app.state.platform)
 
     async def feed(websocket: WebSocket, table_id: str, p: Platform) -> None:
-        try:
-            hello = await asyncio.wait_for(websocket.receive_json(), WS_AUTH_TIMEOUT_SECONDS)
-            caller = Caller(p.verifier.verify(str(hello["token"])), str(hello["token"]))
-            after = int(hello.get("after_event_id", 0))
-            if after < 0:
-                raise ValueError("after_event_id must be >= 0")
-        except (TimeoutError, KeyError, TypeError, ValueError, TokenError) as exc:
-            await websocket.send_json({"error": {"code": "unauthenticated", "message": f"bad hello: {exc}"}})
-            await websocket.close(code=4401)
+        greeted = await ws.hello(websocket, p.verifier)
+        if greeted is None:
+            return
+        caller, message = greeted
+        after = message.get("after_event_id", 0)
+        if not isinstance(after, int) or isinstance(after, bool) or after < 0:
+            await websocket.send_json(
+                {"error": {"code": "invalid_request", "message": "after_event_id: int >= 0"}}
+            )
+            await websocket.close(code=4422)
             return
         try:
             table = await p.tables.get(table_id)
@@ -359,7 +349,7 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
             producers.append(
                 asyncio.create_task(_keep_present(p, table_id, caller.identity.user_id, connection))
             )
-        closed = asyncio.create_task(_wait_closed(websocket))
+        closed = asyncio.create_task(ws.wait_closed(websocket))
         try:
             while True:
                 next_item = asyncio.create_task(outbox.get())
@@ -417,9 +407,3 @@ async def _keep_present(p: Platform, match_id: str, user_id: str, connection: st
 
 def client_address(request: Request) -> str:
     return request.client.host if request.client else "unknown"
-
-
-async def _wait_closed(websocket: WebSocket) -> None:
-    with contextlib.suppress(WebSocketDisconnect, RuntimeError):
-        while True:
-            await websocket.receive_text()

@@ -14,14 +14,13 @@ import asyncio
 import contextlib
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request, Response, WebSocket, WebSocketDisconnect
+from fastapi import APIRouter, Depends, Request, Response, WebSocket
 from pydantic import BaseModel, Field
 
-from gateway import metrics
+from gateway import ws
 from gateway.deps import CallerDep
 from gateway.matchmaking import Matchmaking
-from gateway.platform import WS_AUTH_TIMEOUT_SECONDS, ApiError
-from services.kit.tokens import TokenError
+from gateway.platform import ApiError
 
 router = APIRouter(prefix="/v1/matchmaking", tags=["matchmaking"])
 
@@ -89,27 +88,17 @@ async def ticket_events(websocket: WebSocket, ticket_id: str) -> None:
     changes, and finally ``{"matched": {"table_id", "seat"}}`` or ``{"closed":
     {"state", "reason"}}`` before closing. A bad hello gets an error and close
     code 4401; an unknown or someone else's ticket 4404 / 4403."""
-    mm: Matchmaking = websocket.app.state.matchmaking
-    await websocket.accept()
-    metrics.WS_CONNECTIONS.inc()
-    try:
-        await _follow(websocket, ticket_id, mm)
-    except WebSocketDisconnect:
-        pass
-    finally:
-        metrics.WS_CONNECTIONS.dec()
+    async with ws.connection(websocket):
+        await _follow(websocket, ticket_id, websocket.app.state.matchmaking)
 
 
 async def _follow(websocket: WebSocket, ticket_id: str, mm: Matchmaking) -> None:
-    try:
-        hello = await asyncio.wait_for(websocket.receive_json(), WS_AUTH_TIMEOUT_SECONDS)
-        identity = mm.platform.verifier.verify(str(hello["token"]))
-    except (TimeoutError, KeyError, TypeError, ValueError, TokenError) as exc:
-        await websocket.send_json({"error": {"code": "unauthenticated", "message": f"bad hello: {exc}"}})
-        await websocket.close(code=4401)
+    greeted = await ws.hello(websocket, mm.platform.verifier)
+    if greeted is None:
         return
+    identity = greeted[0].identity
     updates = mm.follow(ticket_id, identity)
-    closed = asyncio.create_task(_wait_closed(websocket))
+    closed = asyncio.create_task(ws.wait_closed(websocket))
     pending: asyncio.Task[dict[str, Any]] | None = None
     try:
         while True:
@@ -140,10 +129,3 @@ async def _follow(websocket: WebSocket, ticket_id: str, mm: Matchmaking) -> None
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await pending
         await updates.aclose()
-
-
-async def _wait_closed(websocket: WebSocket) -> None:
-    """Returns when the client goes away (anything it sends is ignored)."""
-    with contextlib.suppress(WebSocketDisconnect, RuntimeError):
-        while True:
-            await websocket.receive_text()
