@@ -123,12 +123,7 @@ class PlatformServicer(platform_pb2_grpc.PlatformServiceServicer):
     @guarded
     async def CreateTable(self, request: platform_pb2.CreateTableRequest, context: Any) -> platform_pb2.Table:
         caller = _caller(self.p, context)
-        options: dict[str, Any] = {}
-        if request.HasField("options"):
-            message = self.p.game(request.game).messages.Options()
-            if not request.options.Unpack(message):
-                raise ApiError(422, "invalid_options", f"options must be a {message.DESCRIPTOR.full_name}")
-            options = json_format.MessageToDict(message, preserving_proto_field_name=True)
+        options = self._options(request)
         table = await self.p.create_table(
             caller.identity, request.game, request.seats, options, list(request.cpu_seats)
         )
@@ -198,14 +193,7 @@ class PlatformServicer(platform_pb2_grpc.PlatformServiceServicer):
     ) -> AsyncIterator[platform_pb2.TicketUpdate]:
         try:
             caller = _caller(self.p, context)
-            options: dict[str, Any] = {}
-            if request.HasField("options"):
-                message = self.p.game(request.game).messages.Options()
-                if not request.options.Unpack(message):
-                    raise ApiError(
-                        422, "invalid_options", f"options must be a {message.DESCRIPTOR.full_name}"
-                    )
-                options = json_format.MessageToDict(message, preserving_proto_field_name=True)
+            options = self._options(request)
             ticket = await self.matchmaking.create(
                 caller.identity, request.game, options, request.ranked, request.party
             )
@@ -224,6 +212,17 @@ class PlatformServicer(platform_pb2_grpc.PlatformServiceServicer):
                 yield update
         except Exception as error:
             await _fail(context, error)
+
+    def _options(
+        self, request: platform_pb2.CreateTableRequest | platform_pb2.FindMatchRequest
+    ) -> dict[str, Any]:
+        """The game's packed Options as the JSON dict tables and queues keep."""
+        if not request.HasField("options"):
+            return {}
+        message = self.p.game(request.game).messages.Options()
+        if not request.options.Unpack(message):
+            raise ApiError(422, "invalid_options", f"options must be a {message.DESCRIPTOR.full_name}")
+        return json_format.MessageToDict(message, preserving_proto_field_name=True)
 
     async def _follow(self, ticket_id: str, caller: Caller) -> AsyncIterator[platform_pb2.TicketUpdate]:
         async for update in self.matchmaking.follow(ticket_id, caller.identity):

@@ -18,6 +18,7 @@ from redis.asyncio import Redis
 
 from services.kit.store import clock_member, clocks_key, match_key
 from tests.integration.http_client import ApiRefused, Player, register, seated_table
+from tests.integration.waiting import until
 from tools.stack import Stack
 
 
@@ -63,13 +64,6 @@ async def fired(stack: Stack, game: str, action: str) -> float:
             prefix = f'rodada_timers_fired_total{{action="{action}",game="{game}"}} '
             total += sum(float(line.split()[-1]) for line in text.splitlines() if line.startswith(prefix))
     return total
-
-
-async def until(check: Any, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not await check():
-        assert time.monotonic() < deadline, "condition not met in time"
-        await asyncio.sleep(0.1)
 
 
 async def test_a_deadline_fires_exactly_once_and_tells_the_table(

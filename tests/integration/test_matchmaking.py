@@ -18,6 +18,7 @@ import websockets
 from redis.asyncio import Redis
 
 from tests.integration.http_client import ApiRefused, Player, register
+from tests.integration.waiting import until
 from tools.stack import Stack
 
 CYCLE, FILL_WAIT, CPU_WAIT, HEARTBEAT, GRACE = 0.2, 1.0, 2.0, 1.0, 2.0
@@ -102,13 +103,6 @@ async def follow(
         while not seen or "queue" in seen[-1]:
             seen.append(json.loads(await asyncio.wait_for(ws.recv(), timeout)))
     return seen
-
-
-async def until(check: Any, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not await check():
-        assert time.monotonic() < deadline, "condition not met in time"
-        await asyncio.sleep(0.05)
 
 
 async def metric(stack: Stack, name: str, **labels: str) -> float:
