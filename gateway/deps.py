@@ -11,17 +11,22 @@ from services.kit.tokens import TokenError
 _bearer = HTTPBearer(auto_error=False)
 
 
-def platform(request: Request) -> Platform:
+# Dependencies are coroutines: FastAPI runs plain functions in a thread pool,
+# which costs more than the work they do.
+
+
+async def platform(request: Request) -> Platform:
     return request.app.state.platform  # type: ignore[no-any-return]
 
 
-def authenticated(
+async def authenticated(
     request: Request, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
 ) -> Caller:
     if credentials is None:
         raise ApiError(401, "unauthenticated", "missing 'Authorization: Bearer <token>'")
     try:
-        return Caller(platform(request).verifier.verify(credentials.credentials), credentials.credentials)
+        verifier = request.app.state.platform.verifier
+        return Caller(verifier.verify(credentials.credentials), credentials.credentials)
     except TokenError as exc:
         raise ApiError(401, "unauthenticated", str(exc)) from None
 

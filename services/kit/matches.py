@@ -210,11 +210,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
             reply = ask(match.doc["state"], _seat_of(match.doc, caller().user_id), question)
         except RulesError as error:
             raise _rules_error(self.game.name, error) from None
-        answer = answer_cls()
-        json_format.ParseDict(reply, answer)
-        packed = any_pb2.Any()
-        packed.Pack(answer)
-        return match_pb2.AskReply(version=match.version, answer=packed)
+        return match_pb2.AskReply(version=match.version, answer=_packed(answer_cls, reply))
 
     async def Watch(
         self, request: match_pb2.WatchRequest, context: grpc.aio.ServicerContext[Any, Any]
@@ -326,10 +322,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         doc = match.doc
         state = doc["state"]
         result = self.engine.result(state)
-        view = self._view()
-        json_format.ParseDict(self.engine.view(state, seat), view)
-        packed = any_pb2.Any()
-        packed.Pack(view)
+        packed = _packed(self._view, self.engine.view(state, seat))
         return match_pb2.Snapshot(
             match_id=match.match_id,
             game=self.game.name,
@@ -348,13 +341,28 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         )
 
     def _event_message(self, event: StoredEvent) -> match_pb2.MatchEvent:
-        body = self._event()
-        json_format.ParseDict({event.kind: event.data}, body)
-        packed = any_pb2.Any()
-        packed.Pack(body)
+        packed = _packed(self._event, {event.kind: event.data})
         return match_pb2.MatchEvent(
             id=event.id, version=event.version, audience=event.audience or (), event=packed, at=event.at
         )
+
+
+def _without_none(data: Any) -> Any:
+    if isinstance(data, dict):
+        return {key: _without_none(value) for key, value in data.items() if value is not None}
+    if isinstance(data, list):
+        return [_without_none(value) for value in data]
+    return data
+
+
+def _packed(message_cls: type[Message], data: dict[str, Any]) -> any_pb2.Any:
+    """An engine's dict as the game's message, packed. The message's own
+    constructor (in C) takes nested dicts and enum names and is about ten
+    times faster than json_format.ParseDict, which matters on every reply;
+    the engines' tests check that their dicts fit with ParseDict, strictly."""
+    packed = any_pb2.Any()
+    packed.Pack(message_cls(**_without_none(data)))
+    return packed
 
 
 def _stale(current: int) -> ServiceError:
