@@ -165,6 +165,11 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
 
     # -- operations --
 
+    @app.get("/livez", tags=["ops"])
+    async def livez() -> dict[str, str]:
+        """The process answers (no Redis check: for liveness probes)."""
+        return {"status": "ok"}
+
     @app.get("/healthz", tags=["ops"])
     async def healthz(p: PlatformDep) -> dict[str, str]:
         await p.redis.ping()

@@ -187,11 +187,12 @@ def test_workload(overlay: str, workload: str) -> None:
     assert annotations["prometheus.io/port"] == str(metrics_port)
     assert annotations["prometheus.io/path"] == "/metrics"
 
-    # Probes: native gRPC against grpc.health.v1 for games, HTTP /healthz for the gateway.
+    # Probes: native gRPC against grpc.health.v1 for games; HTTP for the
+    # gateway: /healthz (which pings Redis) for readiness, /livez for liveness.
     for probe_name in ("startupProbe", "readinessProbe", "livenessProbe"):
         probe = container[probe_name]
         if workload == "gateway":
-            assert probe["httpGet"]["path"] == "/healthz"
+            assert probe["httpGet"]["path"] == ("/livez" if probe_name == "livenessProbe" else "/healthz")
             assert probe["httpGet"]["port"] in ("http", GATEWAY_HTTP_PORT)
         else:
             assert probe["grpc"]["port"] == GAME_PORTS[GAMES[workload]][0]

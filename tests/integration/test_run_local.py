@@ -46,6 +46,8 @@ def test_launcher_uses_embedded_redis_serves_healthz_and_stops_cleanly(tmp_path:
                 assert time.monotonic() < deadline
                 time.sleep(0.2)
         assert response.status_code == 200 and response.json() == {"status": "ok"}
+        live = httpx.get(f"http://127.0.0.1:{gateway_port}/livez", timeout=5)
+        assert live.status_code == 200 and live.json() == {"status": "ok"}
         children = subprocess.run(
             ["pgrep", "-P", str(launcher.pid)], capture_output=True, text=True, check=False
         ).stdout.split()
