@@ -33,11 +33,11 @@ from gateway.grpc_api import start_server
 from gateway.matchmaking import Matchmaking
 from gateway.matchmaking_api import router as matchmaking_router
 from gateway.platform import (
-    HTTP_STATUS,
     RPC_TIMEOUT_SECONDS,
     ApiError,
     Caller,
     Platform,
+    api_error,
     rpc,
 )
 from gateway.presence import REFRESH_SECONDS
@@ -46,7 +46,6 @@ from gateway.settings import GatewaySettings, MatchmakingSettings
 from gateway.standings_api import router as standings_router
 from gateway.tables import TableError, public_table
 from services.kit import logs
-from services.kit.errors import error_reason
 from services.kit.tasks import cancel_requested
 
 # -- request bodies ------------------------------------------------------------
@@ -377,9 +376,9 @@ async def _forward_events(
             await outbox.put(message_json(event))
         await outbox.put({"end": True})
     except grpc.aio.AioRpcError as error:
-        status = HTTP_STATUS.get(error.code(), 502)
-        code = error_reason(error) or error.code().name.lower()
-        await outbox.put({"error": {"code": code, "message": error.details() or "", "status": status}})
+        refused = api_error(error)
+        problem = {"code": refused.code, "message": refused.message, "status": refused.status}
+        await outbox.put({"error": problem})
     finally:
         stream.cancel()
 

@@ -18,7 +18,7 @@ from rodada.platform.v1 import platform_pb2, platform_pb2_grpc
 
 from gateway.accounts import AccountError
 from gateway.matchmaking import Matchmaking
-from gateway.platform import ApiError, Caller, Platform, rpc
+from gateway.platform import ApiError, Caller, Platform, api_error
 from gateway.tables import TableError, public_table
 from services.kit.errors import ServiceError
 from services.kit.tokens import TokenError
@@ -182,7 +182,7 @@ class PlatformServicer(platform_pb2_grpc.PlatformServiceServicer):
                 async for event in stream:
                     yield event
             except grpc.aio.AioRpcError as error:
-                await rpc(_reraise(error))
+                raise api_error(error) from None
             finally:
                 stream.cancel()
         except Exception as error:
@@ -229,11 +229,6 @@ class PlatformServicer(platform_pb2_grpc.PlatformServiceServicer):
             message = platform_pb2.TicketUpdate(ticket_id=ticket_id)
             json_format.ParseDict(update, message, ignore_unknown_fields=True)
             yield message
-
-
-async def _reraise(error: grpc.aio.AioRpcError) -> None:
-    """Let ``rpc`` translate a game service's error into an ApiError."""
-    raise error
 
 
 async def start_server(platform: Platform, matchmaking: Matchmaking, host: str, port: int) -> grpc.aio.Server:

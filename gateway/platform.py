@@ -271,12 +271,15 @@ class Platform:
         await self.redis.aclose()
 
 
+def api_error(error: grpc.aio.AioRpcError) -> ApiError:
+    """A game service's refusal as the gateway's: same code, HTTP status."""
+    code = error_reason(error) or error.code().name.lower()
+    return ApiError(HTTP_STATUS.get(error.code(), 502), code, error.details() or "")
+
+
 async def rpc(call: Awaitable[T]) -> T:
     """Await a game-service call, turning its status into an ApiError."""
     try:
         return await call
     except grpc.aio.AioRpcError as error:
-        status = HTTP_STATUS.get(error.code(), 502)
-        raise ApiError(
-            status, error_reason(error) or error.code().name.lower(), error.details() or ""
-        ) from None
+        raise api_error(error) from None
