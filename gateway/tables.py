@@ -58,6 +58,31 @@ def open_tables_key(game: str) -> str:
     return f"open-tables:{game}"
 
 
+def _record(
+    table_id: str,
+    game: str,
+    options: dict[str, Any],
+    teams: Teams,
+    players: Sequence[dict[str, Any] | None],
+    host: str | None,
+    open_table: bool,
+) -> dict[str, Any]:
+    """A new table as stored: the lobby's record until its match starts."""
+    return {
+        "id": table_id,
+        "game": game,
+        "seats": len(players),
+        "options": options,
+        "teams": [{"name": name, "seats": list(team_seats)} for name, team_seats in teams],
+        "host": host,
+        "players": list(players),
+        "open": open_table,
+        "status": OPEN,
+        "invites": [],
+        "created_at": time.time(),
+    }
+
+
 def _seated(table: dict[str, Any], user_id: str) -> int | None:
     for seat, player in enumerate(table["players"]):
         if player and player.get("user_id") == user_id:
@@ -110,19 +135,7 @@ class Tables:
         players[0] = {"user_id": host.user_id, "name": host.name}
         for seat in cpu_seats:
             players[seat] = {"cpu": True, "name": f"CPU {seat}"}
-        table: dict[str, Any] = {
-            "id": table_id,
-            "game": game,
-            "seats": seats,
-            "options": options,
-            "teams": [{"name": name, "seats": list(team_seats)} for name, team_seats in teams],
-            "host": host.user_id,
-            "players": players,
-            "open": open_table,
-            "status": OPEN,
-            "invites": [],
-            "created_at": time.time(),
-        }
+        table = _record(table_id, game, options, teams, players, host=host.user_id, open_table=open_table)
         await self.redis.set(table_key(table_id), orjson.dumps(table))
         if open_table:
             await self.redis.sadd(open_tables_key(game), table_id)
@@ -321,20 +334,7 @@ class Tables:
         record (``ranked``, ``mode``). Idempotent: if ``table_id`` exists the
         stored table is returned unchanged, so a retried formation creates
         its table once."""
-        table: dict[str, Any] = {
-            "id": table_id,
-            "game": game,
-            "seats": len(players),
-            "options": options,
-            "teams": [{"name": name, "seats": list(team_seats)} for name, team_seats in teams],
-            "host": None,
-            "players": players,
-            "open": False,
-            "status": OPEN,
-            "invites": [],
-            "created_at": time.time(),
-            **(extra or {}),
-        }
+        table = _record(table_id, game, options, teams, players, host=None, open_table=False) | (extra or {})
         if await self.redis.set(table_key(table_id), orjson.dumps(table), nx=True):
             return table
         return await self.get(table_id)
