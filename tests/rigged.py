@@ -38,10 +38,10 @@ class RiggedRng:
         return None
 
 
-def ctx(rng: Any = None, now: float = 1_000.0, last_action_at: float | None = None) -> Context:
+def ctx(rng: Any = None, now: float = 1_000.0, idle_since: float | None = None) -> Context:
     """A Context for tests; a seeded MatchRng unless a rng is given."""
     return Context(
         rng=rng if rng is not None else MatchRng(bytes(32)),
         now=now,
-        last_action_at=now if last_action_at is None else last_action_at,
+        idle_since=now if idle_since is None else idle_since,
     )

@@ -1,24 +1,26 @@
-"""The contract every rules engine implements.
+"""The vocabulary of a game's rules: what a move gets and what it gives back.
 
-An engine is pure: no I/O, no clock, no global random. The service hands it the
-match state (a plain JSON-serialisable dict it created), the acting seat, the
-action (the JSON form of the game's proto ``Action`` message, field names as in
-the .proto) and a :class:`Context` with the match's random generator and the
-time. It returns the new state and the events the action produced, or raises
-:class:`RulesError`, in which case nothing changes.
+A game's rules are pure: no I/O, no clock, no global random. A move gets the
+match state (a plain JSON-serialisable dict the game created), the acting
+seat, the move's proto message and a :class:`Context` with the match's random
+generator and the time. It changes the state in place and returns the events
+it produced, or raises :class:`RulesError`. The state belongs to the kit: it
+decodes a fresh one for every call and throws it away if the move is refused,
+so a move may change the state before it finds a reason to refuse.
 
-The view of a seat is the only way state leaves an engine; its dict is the JSON
-form of the game's proto ``View`` message, so it may only hold what that seat is
-allowed to see.
+The view of a seat is the only way state leaves a game; its dict is the JSON
+form of the game's proto ``View`` message, so it may only hold what that seat
+is allowed to see.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Protocol
 
 JSON = dict[str, Any]
+State = dict[str, Any]
 
 
 class RulesError(Exception):
@@ -35,8 +37,9 @@ class RulesError(Exception):
 
 
 class InvalidAction(RulesError):
-    """An action that is malformed for this game (a die index out of range, an
-    unknown box), as opposed to a well-formed move the rules refuse now."""
+    """An action or option that is malformed for this game (a die index out of
+    range, an unknown box), as opposed to a well-formed move the rules refuse
+    now."""
 
 
 class Rng(Protocol):
@@ -51,11 +54,12 @@ class Rng(Protocol):
 
 @dataclass(frozen=True)
 class Context:
-    """What an engine may know about the world outside the state."""
+    """What a move may know about the world outside the state."""
 
     rng: Rng
-    now: float  # seconds since the epoch, read by the service, not the engine
-    last_action_at: float  # when the match last accepted an action (or was created)
+    now: float  # seconds since the epoch, read by the service, not the game
+    # Since when the seat to act has been idle: it got the turn or last acted.
+    idle_since: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -72,62 +76,46 @@ class Event:
     audience: tuple[int, ...] | None = None
 
 
+class EndReason(StrEnum):
+    """Why a match ended: the common proto's EndReason, by value name."""
+
+    COMPLETED = "END_REASON_COMPLETED"
+    FORFEIT = "END_REASON_FORFEIT"
+    INACTIVITY = "END_REASON_INACTIVITY"
+
+
+class Departure(StrEnum):
+    """Why a seat leaves play before the end: it left, or it was removed
+    (claimed against, or expired) for inactivity."""
+
+    LEFT = "left"
+    INACTIVE = "inactive"
+
+    @property
+    def end_reason(self) -> EndReason:
+        return EndReason.FORFEIT if self is Departure.LEFT else EndReason.INACTIVITY
+
+
 @dataclass(frozen=True)
-class Result:
-    """How a finished match ended.
+class Outcome:
+    """How a finished match ended (the common proto's ``Result``).
 
     ``ranks[s]`` is seat s's place, 1 = first; equal results share a rank
     (two seats tied first both have rank 1, the next has rank 3). In team
-    games places count sides, not seats: partners share their side's place,
-    so in a two-side match the losers are 2. ``scores``
-    is per seat (partners repeat their team's score) or empty when the game
-    has no score. ``reason`` is ``completed``, ``forfeit`` (a leave conceded
-    or put a seat out) or ``inactivity`` (a claim). ``forfeited`` lists the
-    seats that left or were removed, in that order.
+    games places count sides, not seats: partners share their side's place.
+    ``scores`` is per seat (partners repeat their team's score) or empty when
+    the game has no score. ``forfeited`` lists the seats that left or were
+    removed, in that order.
     """
 
     ranks: list[int]
     scores: list[int] = field(default_factory=list)
-    reason: str = "completed"
+    reason: EndReason = EndReason.COMPLETED
     forfeited: list[int] = field(default_factory=list)
 
 
-class Engine(Protocol):
-    """A game's rules. Implementations are stateless singletons."""
-
-    name: str  # the game's id, e.g. "yatzy"
-    min_seats: int
-    max_seats: int
-
-    def new_match(
-        self, seats: int, options: JSON, ctx: Context, cpu_seats: Sequence[int] = ()
-    ) -> tuple[JSON, list[Event]]:
-        """Start a match; raise RulesError for a bad seat count or options."""
-        ...
-
-    def apply(self, state: JSON, seat: int, action: JSON, ctx: Context) -> tuple[JSON, list[Event]]:
-        """Apply one action of ``seat``; must not mutate ``state``."""
-        ...
-
-    def leave(self, state: JSON, seat: int, ctx: Context) -> tuple[JSON, list[Event]]:
-        """The seat leaves or forfeits, with the game's leaving policy."""
-        ...
-
-    def view(self, state: JSON, seat: int | None) -> JSON:
-        """What ``seat`` (or a spectator, for None) may see."""
-        ...
-
-    def to_act(self, state: JSON) -> list[int]:
-        """Seats the game is waiting for (empty once over)."""
-        ...
-
-    def result(self, state: JSON) -> Result | None:
-        """The result once the match is over, else None."""
-        ...
-
-
-class Answers(Protocol):
-    """An engine that also answers questions about a match (the proto's
-    ``Question`` → ``Answer``) from what ``seat`` may see, changing nothing."""
-
-    def ask(self, state: JSON, seat: int | None, question: JSON) -> JSON: ...
+def competition_ranks(values: list[int], higher_is_better: bool = True) -> list[int]:
+    """Standard competition ranking: equal values share a rank and the next
+    rank skips (10, 8, 8, 5 → 1, 2, 2, 4)."""
+    sign = 1 if higher_is_better else -1
+    return [1 + sum(1 for other in values if sign * other > sign * value) for value in values]

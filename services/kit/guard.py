@@ -1,53 +1,86 @@
-"""The server interceptor in front of every game API call: it authenticates
-the caller from the bearer token, turns ServiceError into a gRPC status with
-details, and records request metrics. Health and reflection stay open."""
+"""The server interceptor in front of every API call of a gRPC server (the game
+services and the gateway's platform face): it authenticates the caller from
+the bearer token where the method needs one, turns refusals into a gRPC
+status with an ErrorInfo reason, answers an outage of Redis with UNAVAILABLE
+and a request that does not decode with INVALID_ARGUMENT, and records the
+request metrics. Health, reflection and the methods named open need no token.
+"""
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from contextvars import ContextVar
 from typing import Any
 
 import grpc
+from google.protobuf.message import DecodeError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from services.kit import logs, metrics
-from services.kit.errors import ServiceError, unauthenticated
+from services.kit.errors import Refused, invalid, unauthenticated, unavailable
 from services.kit.tokens import Identity, TokenError, TokenVerifier
 
-CALLER: ContextVar[Identity] = ContextVar("caller")
+CALLER: ContextVar[Identity | None] = ContextVar("caller", default=None)
 
-_OPEN_PREFIXES = ("/grpc.health.", "/grpc.reflection.")
+_ALWAYS_OPEN = ("/grpc.health.", "/grpc.reflection.")
 log = logging.getLogger("rodada.service")
+
+
+class _Undecodable:
+    """Stands for a request whose bytes did not parse as its message."""
 
 
 def caller() -> Identity:
     """The authenticated identity of the current call."""
-    return CALLER.get()
+    identity = CALLER.get()
+    if identity is None:
+        raise unauthenticated("missing bearer token in 'authorization' metadata")
+    return identity
 
 
-def _metadata(metadata: tuple[Any, ...] | None, name: str) -> str | None:
+def metadata_value(metadata: Any, name: str) -> str | None:
     for key, value in metadata or ():
         if key == name:
             return value.decode() if isinstance(value, bytes) else str(value)
     return None
 
 
-def _bearer(metadata: tuple[Any, ...] | None) -> str | None:
-    for key, value in metadata or ():
-        if key == "authorization":
-            text = value.decode() if isinstance(value, bytes) else value
-            scheme, _, token = text.partition(" ")
-            return token.strip() if scheme.lower() == "bearer" and token.strip() else None
-    return None
+def bearer(metadata: Any) -> str | None:
+    text = metadata_value(metadata, "authorization")
+    if text is None:
+        return None
+    scheme, _, token = text.partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
+def as_refusal(error: BaseException) -> Refused:
+    """What a client is told about ``error``: our refusals as they are, a
+    Redis outage as UNAVAILABLE, a bug as INTERNAL without its details (those
+    go to our logs)."""
+    if isinstance(error, Refused):
+        return error
+    if isinstance(error, RedisConnectionError | RedisTimeoutError | OSError):
+        return unavailable("storage is unavailable; retry shortly")
+    return Refused(grpc.StatusCode.INTERNAL, "internal", "internal error")
+
+
+async def abort(context: grpc.aio.ServicerContext[Any, Any], refusal: Refused, domain: str) -> None:
+    status = refusal.to_status(domain)
+    await context.abort(status.code, status.details, status.trailing_metadata)
 
 
 class CallGuard(grpc.aio.ServerInterceptor):  # type: ignore[misc]
-    def __init__(self, verifier: TokenVerifier, service: str) -> None:
+    """``service`` names the metrics' service label and the errors' domain
+    (``rodada.<service>``); ``open_methods`` (full names) need no token."""
+
+    def __init__(self, verifier: TokenVerifier, service: str, open_methods: Collection[str] = ()) -> None:
         self._verifier = verifier
         self._service = service
         self._domain = f"rodada.{service}"
+        self._open = frozenset(open_methods)
 
     async def intercept_service(
         self,
@@ -55,41 +88,47 @@ class CallGuard(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler:
         handler = await continuation(details)
-        if handler is None or details.method.startswith(_OPEN_PREFIXES):
+        if handler is None or details.method.startswith(_ALWAYS_OPEN):
             return handler
         method = details.method.rsplit("/", 1)[-1]
-        token = _bearer(details.invocation_metadata)
-        request_id = _metadata(details.invocation_metadata, "x-request-id")
+        token = bearer(details.invocation_metadata)
+        request_id = metadata_value(details.invocation_metadata, "x-request-id")
+        needs_token = details.method not in self._open
         labels = (self._service, method)
 
-        async def authenticate(context: grpc.aio.ServicerContext) -> None:
+        def enter(request: Any) -> None:
             logs.REQUEST_ID.set(request_id)
             logs.GAME.set(self._service)
-            if token is None:
+            if isinstance(request, _Undecodable):
+                raise invalid("invalid_request", "the request's bytes do not decode as its message")
+            identity = None
+            if token is not None:
+                try:
+                    identity = self._verifier.verify(token)
+                except TokenError as exc:
+                    raise unauthenticated(str(exc)) from None
+                logs.USER_ID.set(identity.user_id)
+            elif needs_token:
                 raise unauthenticated("missing bearer token in 'authorization' metadata")
-            try:
-                identity = self._verifier.verify(token)
-            except TokenError as exc:
-                raise unauthenticated(str(exc)) from None
             CALLER.set(identity)
-            logs.USER_ID.set(identity.user_id)
 
-        async def fail(context: grpc.aio.ServicerContext, error: Exception) -> None:
-            if not isinstance(error, ServiceError):
-                # A bug: keep the details in our logs, never in the client's reply.
+        async def fail(context: grpc.aio.ServicerContext[Any, Any], error: BaseException) -> None:
+            refusal = as_refusal(error)
+            if refusal.code == grpc.StatusCode.INTERNAL:
                 log.error("%s failed", details.method, exc_info=error)
-                error = ServiceError(grpc.StatusCode.INTERNAL, "internal", "internal error")
-            status = error.to_status(self._domain)
-            metrics.GRPC_REQUESTS.labels(*labels, error.code.name).inc()
-            await context.abort(status.code, status.details, status.trailing_metadata)
+            elif refusal is not error:
+                log.warning("%s: %s", details.method, error)
+            metrics.GRPC_REQUESTS.labels(*labels, refusal.code.name).inc()
+            await abort(context, refusal, self._domain)
 
+        deserialize = _tolerant(handler.request_deserializer)
         if handler.unary_unary:
             inner = handler.unary_unary
 
-            async def unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            async def unary(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
                 started = time.perf_counter()
                 try:
-                    await authenticate(context)
+                    enter(request)
                     response = await inner(request, context)
                 except Exception as error:
                     await fail(context, error)
@@ -98,15 +137,13 @@ class CallGuard(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 metrics.GRPC_REQUESTS.labels(*labels, "OK").inc()
                 return response
 
-            return grpc.unary_unary_rpc_method_handler(
-                unary, handler.request_deserializer, handler.response_serializer
-            )
+            return grpc.unary_unary_rpc_method_handler(unary, deserialize, handler.response_serializer)
         if handler.unary_stream:
             inner_stream = handler.unary_stream
 
-            async def stream(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+            async def stream(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
                 try:
-                    await authenticate(context)
+                    enter(request)
                     async for item in inner_stream(request, context):
                         yield item
                 except Exception as error:
@@ -114,7 +151,20 @@ class CallGuard(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                     return
                 metrics.GRPC_REQUESTS.labels(*labels, "OK").inc()
 
-            return grpc.unary_stream_rpc_method_handler(
-                stream, handler.request_deserializer, handler.response_serializer
-            )
+            return grpc.unary_stream_rpc_method_handler(stream, deserialize, handler.response_serializer)
         return handler
+
+
+def _tolerant(deserialize: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
+    """A deserializer whose failure reaches the handler (as INVALID_ARGUMENT)
+    instead of becoming grpc's UNKNOWN "Unexpected DecodeError"."""
+    if deserialize is None:
+        return None
+
+    def parse(data: bytes) -> Any:
+        try:
+            return deserialize(data)
+        except DecodeError:
+            return _Undecodable()
+
+    return parse

@@ -8,10 +8,10 @@ which is fine for abuse limits.
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass
 
+from services.kit import keys
 from services.kit.store import RedisClient
 
 
@@ -22,9 +22,9 @@ class Limit:
     seconds: int
 
     @classmethod
-    def from_env(cls, name: str, variable: str, default: str) -> Limit:
+    def parse(cls, name: str, text: str) -> Limit:
         """``<count>/<seconds>``, e.g. ``30/10``; 0 turns the limit off."""
-        count, _, seconds = os.environ.get(variable, default).partition("/")
+        count, _, seconds = text.partition("/")
         return cls(name, int(count), int(seconds or 1))
 
 
@@ -45,7 +45,7 @@ class RateLimiter:
             return
         now = time.time()
         window = int(now // limit.seconds)
-        key = f"rl:{limit.name}:{subject}:{window}"
+        key = keys.rate(limit.name, subject, window)
         pipe = self.redis.pipeline(transaction=True)
         pipe.incr(key)
         pipe.expire(key, limit.seconds + 1)

@@ -1,6 +1,7 @@
-"""The generic MatchService: loads a match, runs the game's engine, commits the
-new state with its events in one atomic write, and answers with the caller's
-view. Everything game-specific comes from a :class:`Game`."""
+"""The one MatchService, for every game: it loads a match, runs the game's
+rules through the kit's play (``game.py``), commits the new record with its
+events in one atomic write, and answers with the caller's view. Everything
+game-specific comes from the game's :class:`~services.kit.game.Game`."""
 
 from __future__ import annotations
 
@@ -8,242 +9,263 @@ import asyncio
 import re
 import secrets
 import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
-from types import ModuleType
 from typing import Any
 
 import grpc
-from google.protobuf import any_pb2, json_format
+from google.protobuf import any_pb2
 from google.protobuf.message import Message
 from rodada.common.v1 import match_pb2, match_pb2_grpc
 
-from services.kit import logs, metrics
-from services.kit.engine import JSON, Context, Engine, Event, InvalidAction, Result, RulesError
-from services.kit.errors import ServiceError, invalid, not_found, permission_denied
-from services.kit.guard import caller
+from services.kit import feeds, logs, metrics, play
+from services.kit.engine import Context, Event, InvalidAction, Outcome, RulesError
+from services.kit.errors import Refused, invalid, not_found, permission_denied, stale
+from services.kit.game import Game, to_json
+from services.kit.guard import CALLER, caller
 from services.kit.limits import Limit, RateLimited, RateLimiter
-from services.kit.rng import MatchRng, new_seed, seed_digest
-from services.kit.store import MatchStore, StoredEvent, StoredMatch, VersionConflict, encode_event
+from services.kit.play import Happening, Notice, Table
+from services.kit.rng import MatchRng, cpu_seed, new_seed, seed_digest
+from services.kit.store import MatchStore, StoredMatch, VersionConflict
 
 _MATCH_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _LEAVE_ATTEMPTS = 8
-WATCH_BLOCK_MS = 5_000
 RNG_ALGORITHM = "hmac-sha256-ctr"
+SPECTATOR = -1
+_WATCHED_MEMORY = 50_000  # matches whose watchedness this replica remembers
 
 
-INACTIVITY_SECONDS = 120.0  # RULES.md: a seat to act may be claimed against or removed after 120 s
-
-
-def inactivity_deadline(state: JSON) -> float | None:
-    return INACTIVITY_SECONDS
-
-
-@dataclass(frozen=True)
-class Game:
-    """A game as the kit sees it: its engine, its generated proto module
-    (which must define Options, Action, View and Event), and ``deadline``:
-    how long after the last action the seat to act may be timed out, from
-    the state (None: never), which schedules the platform's clocks."""
-
-    engine: Engine
-    messages: ModuleType
-    deadline: Callable[[JSON], float | None] = inactivity_deadline
-
-    @property
-    def name(self) -> str:
-        return self.engine.name
-
-
-def to_dict(message: Message) -> dict[str, Any]:
-    return json_format.MessageToDict(message, preserving_proto_field_name=True)
-
-
-def _unpack(packed: any_pb2.Any, message_cls: type[Message], what: str) -> dict[str, Any]:
-    message = message_cls()
-    if not packed.Unpack(message):
-        raise invalid(f"invalid_{what}", f"{what} must be a {message.DESCRIPTOR.full_name}")
-    return to_dict(message)
-
-
-def _rules_error(game: str, error: RulesError) -> ServiceError:
+def _rules_error(game: str, error: RulesError) -> Refused:
     metrics.REFUSED.labels(game, error.code).inc()
     code = (
         grpc.StatusCode.INVALID_ARGUMENT
         if isinstance(error, InvalidAction)
         else grpc.StatusCode.FAILED_PRECONDITION
     )
-    return ServiceError(code, error.code, error.message)
+    return Refused(code, error.code, error.message)
 
 
-def _seat_of(doc: dict[str, Any], user_id: str) -> int | None:
-    for index, seat in enumerate(doc["seats"]):
-        if not seat["cpu"] and seat["user_id"] == user_id:
+def _seat_of(doc: dict[str, Any], user_id: str | None) -> int | None:
+    for index, player in enumerate(doc["players"]):
+        if not player["cpu"] and player["user_id"] == user_id:
             return index
     return None
 
 
-# Actions per user, whatever the match (ACTION_LIMIT, "<count>/<seconds>").
-ACTION_LIMIT = Limit.from_env("actions", "ACTION_LIMIT", "60/10")
+def _caller_id() -> str | None:
+    identity = CALLER.get()
+    return None if identity is None else identity.user_id
 
 
 class MatchServicer(match_pb2_grpc.MatchServiceServicer):
-    def __init__(self, game: Game, store: MatchStore, clock: Callable[[], float] = time.time) -> None:
-        self.limiter = RateLimiter(store.redis)
+    def __init__(
+        self,
+        game: Game,
+        store: MatchStore,
+        hub: feeds.FeedHub,
+        action_limit: Limit,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.game = game
-        self.engine = game.engine
         self.store = store
+        self.hub = hub
+        self.limiter = RateLimiter(store.redis)
+        self.action_limit = action_limit
         self.clock = clock
-        self._options = game.messages.Options
-        self._action = game.messages.Action
+        self._info = game.info()
         self._view = game.messages.View
         self._event = game.messages.Event
+        # Whether each match's last write had listeners: snapshots are built
+        # for the live message only while someone watches (unknown = yes).
+        self._watched: OrderedDict[str, bool] = OrderedDict()
 
     # -- RPCs -------------------------------------------------------------
 
+    async def Describe(
+        self, request: match_pb2.DescribeRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> match_pb2.DescribeResponse:
+        return match_pb2.DescribeResponse(game=self._info)
+
     async def CreateMatch(
         self, request: match_pb2.CreateMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> match_pb2.Snapshot:
+    ) -> match_pb2.CreateMatchResponse:
         if not caller().is_platform:
             raise permission_denied("platform_only", "only the platform creates matches")
         match_id = request.match_id or secrets.token_urlsafe(12)
         if not _MATCH_ID.match(match_id):
             raise invalid("invalid_match_id", "match_id must be 1-64 characters of [A-Za-z0-9_-]")
-        seats = [{"user_id": s.user_id, "display_name": s.display_name, "cpu": s.cpu} for s in request.seats]
-        humans = [s["user_id"] for s in seats if not s["cpu"]]
+        players = [
+            {"user_id": s.user_id, "display_name": s.display_name, "cpu": s.cpu} for s in request.seats
+        ]
+        humans = [p["user_id"] for p in players if not p["cpu"]]
         if any(not user for user in humans) or len(set(humans)) != len(humans):
             raise invalid("invalid_seats", "every human seat needs a distinct user_id")
-        options = _unpack(request.options, self._options, "options") if request.HasField("options") else {}
+        options = self._unpack(request.options, self.game.messages.Options, "invalid_options")
         seed = new_seed()
-        rng = MatchRng(seed)
+        rng, cpu_rng = MatchRng(seed), MatchRng(cpu_seed(seed))
         now = self.clock()
         try:
-            state, events = self.engine.new_match(
-                len(seats), options, Context(rng, now, now), [i for i, s in enumerate(seats) if s["cpu"]]
+            table, happened = play.start(
+                self.game,
+                len(players),
+                options,
+                Context(rng, now, now),
+                [i for i, p in enumerate(players) if p["cpu"]],
+                cpu_rng,
             )
         except RulesError as error:
             raise _rules_error(self.game.name, error) from None
         doc = {
             "game": self.game.name,
-            "seats": seats,
-            "options": options,
-            "state": state,
+            "players": players,
+            "options": to_json(options),
+            **table.doc_fields(),
             "seed": seed.hex(),
             "seed_sha256": seed_digest(seed),
             "rng": rng.counter,
+            "cpu_rng": cpu_rng.counter,
             "created_at": now,
             "last_action_at": now,
         }
         try:
-            version, last_event = await self.store.commit(
-                match_id, 0, doc, self._encode(events, 1, now, state)
-            )
+            created = await self._commit(StoredMatch(match_id, 0, 0, doc), doc, table, happened, now)
         except VersionConflict:
-            raise ServiceError(
+            raise Refused(
                 grpc.StatusCode.ALREADY_EXISTS, "match_exists", "a match with this id exists"
             ) from None
         metrics.MATCHES_STARTED.labels(self.game.name).inc()
-        created = StoredMatch(match_id, version, last_event, doc)
-        await self._track(created)
-        return self._snapshot(created, None)
+        return match_pb2.CreateMatchResponse(snapshot=self.snapshot(created, None))
 
     async def GetView(
         self, request: match_pb2.GetViewRequest, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> match_pb2.Snapshot:
+    ) -> match_pb2.GetViewResponse:
         match = await self._load(request.match_id)
-        return self._snapshot(match, _seat_of(match.doc, caller().user_id))
+        return match_pb2.GetViewResponse(snapshot=self.snapshot(match, _seat_of(match.doc, _caller_id())))
 
     async def Act(
         self, request: match_pb2.ActRequest, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> match_pb2.Snapshot:
+    ) -> match_pb2.ActResponse:
         if not request.HasField("action"):
-            raise invalid("invalid_action", "action is required")
-        action = _unpack(request.action, self._action, "action")
-        if len(action) != 1:
-            raise invalid("invalid_action", "the action must set exactly one kind")
-        # The limit's counter and the match are read together: one round trip of
-        # latency, not two. (gather runs _load in a task of its own, whose log
-        # context does not flow back here: set the match id first.)
+            raise invalid("malformed_action", "action is required")
+        action = self._unpack(request.action, self.game.messages.Action, "malformed_action")
+        # The limit's counter and the match are read together: one round trip
+        # of latency, not two. (gather runs _load in a task of its own, whose
+        # log context does not flow back here: set the match id first.)
         logs.MATCH_ID.set(request.match_id)
         try:
             _, match = await asyncio.gather(
-                self.limiter.hit(ACTION_LIMIT, caller().user_id), self._load(request.match_id)
+                self.limiter.hit(self.action_limit, caller().user_id), self._load(request.match_id)
             )
         except RateLimited as limited:
-            raise ServiceError(grpc.StatusCode.RESOURCE_EXHAUSTED, "rate_limited", str(limited)) from None
+            raise Refused(
+                grpc.StatusCode.RESOURCE_EXHAUSTED, "rate_limited", str(limited), limited.retry_after
+            ) from None
         seat = self._seated(match)
         if request.expected_version != match.version:
-            raise _stale(match.version)
-        kind = next(iter(action))
-        updated = await self._apply(
-            match, lambda state, ctx: self.engine.apply(state, seat, action, ctx), kind
-        )
-        return self._snapshot(updated, seat)
+            raise stale(match.version)
+        kind = action.WhichOneof("action") or "none"
+        try:
+            updated = await self._step(
+                match, lambda t, ctx, cpu: play.act(self.game, t, seat, action, ctx, cpu), kind
+            )
+        except VersionConflict as conflict:
+            raise stale(conflict.current_version) from None
+        return match_pb2.ActResponse(snapshot=self.snapshot(updated, seat))
 
     async def Leave(
         self, request: match_pb2.LeaveRequest, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> match_pb2.Snapshot:
+    ) -> match_pb2.LeaveResponse:
         for _ in range(_LEAVE_ATTEMPTS):
             match = await self._load(request.match_id)
             seat = self._seated(match)
             if request.expected_version and request.expected_version != match.version:
-                raise _stale(match.version)
+                raise stale(match.version)
 
-            def leave(state: JSON, ctx: Context, seat: int = seat) -> tuple[JSON, list[Event]]:
-                return self.engine.leave(state, seat, ctx)
+            def leave(t: Table, ctx: Context, cpu: MatchRng, seat: int = seat) -> list[Happening]:
+                return play.leave(self.game, t, seat, ctx, cpu)
 
             try:
-                updated = await self._apply(match, leave, "leave")
+                updated = await self._step(match, leave, "leave")
             except VersionConflict as conflict:
                 if request.expected_version:
-                    raise _stale(conflict.current_version) from None
+                    raise stale(conflict.current_version) from None
                 continue  # someone moved meanwhile: leaving still applies, on the new state
-            return self._snapshot(updated, seat)
-        raise ServiceError(grpc.StatusCode.ABORTED, "busy", "the match is too busy; try again")
+            return match_pb2.LeaveResponse(snapshot=self.snapshot(updated, seat))
+        raise Refused(grpc.StatusCode.ABORTED, "busy", "the match is too busy; try again")
 
     async def Ask(
         self, request: match_pb2.AskRequest, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> match_pb2.AskReply:
-        ask = getattr(self.engine, "ask", None)
+    ) -> match_pb2.AskResponse:
         answer_cls = getattr(self.game.messages, "Answer", None)
-        if ask is None or answer_cls is None:
-            raise ServiceError(
-                grpc.StatusCode.UNIMPLEMENTED, "no_questions", f"{self.game.name} answers no questions"
+        if self.game.ask is None or answer_cls is None:
+            raise Refused(
+                grpc.StatusCode.UNIMPLEMENTED, "no_questions", f"{self.game.title} answers no questions"
             )
-        question = _unpack(request.question, self.game.messages.Question, "question")
+        question = self._unpack(request.question, self.game.messages.Question, "invalid_question")
         match = await self._load(request.match_id)
         try:
-            reply = ask(match.doc["state"], _seat_of(match.doc, caller().user_id), question)
+            reply = self.game.ask(match.doc["state"], _seat_of(match.doc, _caller_id()), question)
         except RulesError as error:
             raise _rules_error(self.game.name, error) from None
-        return match_pb2.AskReply(version=match.version, answer=_packed(answer_cls, reply))
+        return match_pb2.AskResponse(version=match.version, answer=packed(answer_cls, reply))
 
     async def Watch(
         self, request: match_pb2.WatchRequest, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> AsyncIterator[match_pb2.MatchEvent]:
+    ) -> AsyncIterator[match_pb2.WatchResponse]:
         match = await self._load(request.match_id)
-        seat = _seat_of(match.doc, caller().user_id)
-        after = request.after_event_id
-        if after > match.last_event_id:
+        if request.after_event_id > match.last_event_id:
             raise invalid(
                 "invalid_event_id", f"after_event_id is past the last event ({match.last_event_id})"
             )
-        if self.engine.result(match.doc["state"]) is not None and after == match.last_event_id:
-            return
+        seat = _seat_of(match.doc, _caller_id())
+        viewer = feeds.Viewer(user_id=_caller_id(), seat=seat)
+
+        async def current() -> match_pb2.Snapshot:
+            return self.snapshot(await self._load(request.match_id), seat)
+
         gauge = metrics.WATCHERS.labels(self.game.name)
         gauge.inc()
         try:
-            while True:
-                for event in await self.store.read_events(match.match_id, after, WATCH_BLOCK_MS):
-                    after = event.id
-                    if event.visible_to(seat):
-                        yield self._event_message(event)
-                    if event.final:
-                        return
+            async for item in self.hub.follow(request.match_id, request.after_event_id, viewer, current):
+                if isinstance(item.message, match_pb2.MatchEvent):
+                    if not item.message.HasField("table"):  # the lobby is the gateway's
+                        yield match_pb2.WatchResponse(event=item.message)
+                elif isinstance(item.message, match_pb2.Snapshot):
+                    yield match_pb2.WatchResponse(snapshot=item.message)
         finally:
             gauge.dec()
 
+    async def FireDeadline(
+        self, request: match_pb2.FireDeadlineRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> match_pb2.FireDeadlineResponse:
+        if not caller().is_platform:
+            raise permission_denied("platform_only", "only the platform fires deadlines")
+        match = await self._load(request.match_id)
+        moved = match_pb2.FireDeadlineResponse(outcome=match_pb2.DEADLINE_OUTCOME_MOVED)
+        if match.version != request.expected_version:
+            return moved
+        table = Table.from_doc(match.doc)
+        outcome, happened = play.fire_deadline(self.game, table, Context(MatchRng(bytes(32)), self.clock()))
+        if outcome == "DEADLINE_OUTCOME_MOVED":
+            return moved
+        if outcome == "DEADLINE_OUTCOME_NOTIFIED":
+            await self._notify(match, happened)
+        else:
+            try:
+                await self._step(
+                    match, lambda t, ctx, cpu: play.fire_deadline(self.game, t, ctx, cpu)[1], "deadline"
+                )
+            except (VersionConflict, Refused):
+                return moved  # a move made in time won the race
+        return match_pb2.FireDeadlineResponse(outcome=outcome)
+
     # -- helpers ----------------------------------------------------------
+
+    def _unpack(self, packed_message: any_pb2.Any, message_cls: type[Message], reason: str) -> Message:
+        message = message_cls()
+        if packed_message.ByteSize() and not packed_message.Unpack(message):
+            raise invalid(reason, f"expected a {message.DESCRIPTOR.full_name}")
+        return message
 
     async def _load(self, match_id: str) -> StoredMatch:
         logs.MATCH_ID.set(match_id)
@@ -251,7 +273,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
             raise invalid("invalid_match_id", "match_id must be 1-64 characters of [A-Za-z0-9_-]")
         match = await self.store.load(match_id)
         if match is None or match.doc["game"] != self.game.name:
-            raise not_found(f"no {self.game.name} match {match_id!r}")
+            raise not_found("match_not_found", f"no {self.game.name} match {match_id!r}")
         return match
 
     def _seated(self, match: StoredMatch) -> int:
@@ -260,97 +282,171 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
             raise permission_denied("not_seated", "you have no seat in this match")
         return seat
 
-    async def _apply(
+    async def _step(
         self,
         match: StoredMatch,
-        step: Callable[[dict[str, Any], Context], tuple[dict[str, Any], list[Event]]],
+        step: Callable[[Table, Context, MatchRng], list[Happening]],
         kind: str,
     ) -> StoredMatch:
-        """Run one engine step against ``match`` and commit it at its version.
-        Raises ABORTED (via VersionConflict → stale) if someone wrote first."""
+        """Run one step of play against ``match`` and commit it at its
+        version; VersionConflict if someone wrote first."""
         doc = match.doc
-        if self.engine.result(doc["state"]) is not None:
-            raise ServiceError(grpc.StatusCode.FAILED_PRECONDITION, "game_over", "the match is over")
-        rng = MatchRng(bytes.fromhex(doc["seed"]), doc["rng"])
+        seed = bytes.fromhex(doc["seed"])
+        rng, cpu_rng = MatchRng(seed, doc["rng"]), MatchRng(cpu_seed(seed), doc["cpu_rng"])
         now = self.clock()
+        table = Table.from_doc(doc)
         try:
-            state, events = step(doc["state"], Context(rng, now, doc["last_action_at"]))
+            happened = step(table, Context(rng, now, table.idle_since), cpu_rng)
         except RulesError as error:
             raise _rules_error(self.game.name, error) from None
-        new_doc = {**doc, "state": state, "rng": rng.counter, "last_action_at": now}
-        version = match.version + 1
-        try:
-            version, last_event = await self.store.commit(
-                match.match_id, match.version, new_doc, self._encode(events, version, now, state)
-            )
-        except VersionConflict as conflict:
-            if kind == "leave":
-                raise
-            raise _stale(conflict.current_version) from None
+        new_doc = {
+            **doc,
+            **table.doc_fields(),
+            "rng": rng.counter,
+            "cpu_rng": cpu_rng.counter,
+            "last_action_at": now,
+        }
+        updated = await self._commit(match, new_doc, table, happened, now)
         metrics.ACTIONS.labels(self.game.name, kind).inc()
-        updated = StoredMatch(match.match_id, version, last_event, new_doc)
-        await self._track(updated)
         return updated
 
-    def _encode(
-        self, events: Sequence[Event], version: int, now: float, state: dict[str, Any]
-    ) -> list[bytes]:
-        # Every engine's tests parse its events into its proto; checking again
-        # here would double the hot path's conversion work.
-        final = self.engine.result(state) is not None
-        last = len(events) - 1
-        return [
-            encode_event(version, e.kind, e.data, e.audience, now, final and i == last)
-            for i, e in enumerate(events)
-        ]
+    async def _commit(
+        self, match: StoredMatch, doc: dict[str, Any], table: Table, happened: Sequence[Happening], now: float
+    ) -> StoredMatch:
+        """Write ``doc`` at ``match``'s version with the events, publish them
+        (with every audience's snapshot while the match is watched), and
+        update the clocks and results."""
+        outcome = play.outcome(self.game, table)
+        version = match.version + 1
+        events = encode(self._event, happened, version, now, outcome)
+        updated = StoredMatch(match.match_id, version, match.last_event_id + len(events), doc)
+        watched = self._watched.get(match.match_id, True)
+        live = self._live(updated, events, watched)
+        written = await self.store.commit(
+            match.match_id, match.version, doc, [e.SerializeToString() for e in events], live
+        )
+        updated.last_event_id = written.last_event_id
+        self._remember(match.match_id, written.listeners > 0)
+        if written.listeners and not watched:
+            await self._publish_snapshots(updated, written.last_event_id + 1)
+        await self._track(updated, table, outcome)
+        return updated
 
-    async def _track(self, match: StoredMatch) -> None:
+    async def _notify(self, match: StoredMatch, happened: Sequence[Happening]) -> None:
+        """Append notices to the history without a new version."""
+        events = encode(self._event, happened, match.version, self.clock(), None)
+        live = match_pb2.LiveUpdate(events=events).SerializeToString()
+        await self.store.append(match.match_id, [e.SerializeToString() for e in events], live)
+
+    def _live(self, match: StoredMatch, events: Sequence[match_pb2.MatchEvent], watched: bool) -> bytes:
+        snapshots = self._audience_snapshots(match) if watched else []
+        return match_pb2.LiveUpdate(events=events, snapshots=snapshots).SerializeToString()
+
+    async def _publish_snapshots(self, match: StoredMatch, next_event_id: int) -> None:
+        """Someone started watching since the last write: send the snapshots
+        the live message went without."""
+        live = match_pb2.LiveUpdate(snapshots=self._audience_snapshots(match)).SerializeToString()
+        await self.hub.publish(match.match_id, next_event_id, live)
+
+    def _audience_snapshots(self, match: StoredMatch) -> list[match_pb2.Snapshot]:
+        seats = len(match.doc["players"])
+        return [self.snapshot(match, seat) for seat in (*range(seats), None)]
+
+    def _remember(self, match_id: str, watched: bool) -> None:
+        self._watched[match_id] = watched
+        self._watched.move_to_end(match_id)
+        if len(self._watched) > _WATCHED_MEMORY:
+            self._watched.popitem(last=False)
+
+    async def _track(self, match: StoredMatch, table: Table, outcome: Outcome | None) -> None:
         doc = match.doc
-        result = self.engine.result(doc["state"])
-        if result is None:
-            seconds = self.game.deadline(doc["state"])
-            due = None if seconds is None else doc["last_action_at"] + seconds
+        if outcome is None:
+            due = play.deadline_at(self.game, table)
             await self.store.track(self.game.name, match.match_id, match.version, due, None)
             return
-        metrics.MATCHES_FINISHED.labels(self.game.name, result.reason).inc()
+        metrics.MATCHES_FINISHED.labels(self.game.name, _reason_label(outcome)).inc()
         record = {
-            "seats": doc["seats"],
+            "seats": doc["players"],
             "options": doc["options"],
-            "ranks": result.ranks,
-            "scores": result.scores,
-            "reason": result.reason,
-            "forfeited": result.forfeited,
+            "mode": doc["mode"],
+            "ranks": outcome.ranks,
+            "scores": outcome.scores,
+            "reason": _reason_label(outcome),
+            "forfeited": outcome.forfeited,
             "finished_at": doc["last_action_at"],
         }
         await self.store.track(self.game.name, match.match_id, match.version, None, record)
 
-    def _snapshot(self, match: StoredMatch, seat: int | None) -> match_pb2.Snapshot:
+    def snapshot(self, match: StoredMatch, seat: int | None) -> match_pb2.Snapshot:
         doc = match.doc
-        state = doc["state"]
-        result = self.engine.result(state)
-        packed = _packed(self._view, self.engine.view(state, seat))
+        table = Table.from_doc(doc)
+        state = table.state
+        cpu = table.cpu
+        outcome = play.outcome(self.game, table)
+        due = play.deadline_at(self.game, table)
         return match_pb2.Snapshot(
             match_id=match.match_id,
             game=self.game.name,
             version=match.version,
             last_event_id=match.last_event_id,
-            seat=-1 if seat is None else seat,
-            seats=[match_pb2.Seat(**s) for s in doc["seats"]],
-            to_act=self.engine.to_act(state),
-            status=match_pb2.FINISHED if result else match_pb2.ACTIVE,
-            result=_result_message(result) if result else None,
+            seat=SPECTATOR if seat is None else seat,
+            seats=[
+                match_pb2.Seat(**player, cpu_controlled=index in cpu)
+                for index, player in enumerate(doc["players"])
+            ],
+            to_act=[] if outcome else self.game.to_act(state),
+            status=match_pb2.MATCH_STATUS_FINISHED if outcome else match_pb2.MATCH_STATUS_ACTIVE,
+            result=result_message(outcome) if outcome else None,
             fairness=match_pb2.Fairness(
-                seed_sha256=doc["seed_sha256"], seed=doc["seed"] if result else "", algorithm=RNG_ALGORITHM
+                seed_sha256=doc["seed_sha256"], seed=doc["seed"] if outcome else "", algorithm=RNG_ALGORITHM
             ),
-            view=packed,
+            view=packed(self._view, self.game.view(state, seat)),
             last_action_at=doc["last_action_at"],
+            scores=self.game.scores(state) if self.game.scores else [],
+            idle_since=0.0 if outcome else table.idle_since,
+            deadline_at=due or 0.0,
+            mode=table.mode,
         )
 
-    def _event_message(self, event: StoredEvent) -> match_pb2.MatchEvent:
-        packed = _packed(self._event, {event.kind: event.data})
-        return match_pb2.MatchEvent(
-            id=event.id, version=event.version, audience=event.audience or (), event=packed, at=event.at
-        )
+
+def _reason_label(outcome: Outcome) -> str:
+    """completed, forfeit or inactivity: metrics labels and the results record."""
+    return outcome.reason.removeprefix("END_REASON_").lower()
+
+
+def encode(
+    event_cls: type[Message],
+    happened: Sequence[Happening],
+    version: int,
+    now: float,
+    outcome: Outcome | None,
+) -> list[match_pb2.MatchEvent]:
+    """What happened as MatchEvents (ids left 0: the store numbers them); the
+    last one of a finishing write is final and carries the result."""
+    events = []
+    for item in happened:
+        if isinstance(item, Notice):
+            notice = match_pb2.Notice(
+                kind=f"NOTICE_KIND_{item.kind}", seat=item.seat, since=item.since or 0.0
+            )
+            if item.by is not None:
+                notice.by = item.by
+            events.append(
+                match_pb2.MatchEvent(version=version, audience=item.audience or (), at=now, notice=notice)
+            )
+        else:
+            events.append(
+                match_pb2.MatchEvent(
+                    version=version,
+                    audience=item.audience or (),
+                    at=now,
+                    event=packed(event_cls, {item.kind: item.data}),
+                )
+            )
+    if outcome is not None and events:
+        events[-1].final = True
+        events[-1].result.CopyFrom(result_message(outcome))
+    return events
 
 
 def _without_none(data: Any) -> Any:
@@ -361,23 +457,20 @@ def _without_none(data: Any) -> Any:
     return data
 
 
-def _packed(message_cls: type[Message], data: dict[str, Any]) -> any_pb2.Any:
-    """An engine's dict as the game's message, packed. The message's own
+def packed(message_cls: type[Message], data: dict[str, Any]) -> any_pb2.Any:
+    """A game's dict as the game's message, packed. The message's own
     constructor (in C) takes nested dicts and enum names and is about ten
     times faster than json_format.ParseDict, which matters on every reply;
-    the engines' tests check that their dicts fit with ParseDict, strictly."""
-    packed = any_pb2.Any()
-    packed.Pack(message_cls(**_without_none(data)))
-    return packed
+    the conformance suite checks every game's dicts with ParseDict, strictly."""
+    result = any_pb2.Any()
+    result.Pack(message_cls(**_without_none(data)))
+    return result
 
 
-def _stale(current: int) -> ServiceError:
-    return ServiceError(
-        grpc.StatusCode.ABORTED, "stale_version", f"the match is at version {current}; reload and act again"
-    )
-
-
-def _result_message(result: Result) -> match_pb2.Result:
+def result_message(outcome: Outcome) -> match_pb2.Result:
     return match_pb2.Result(
-        ranks=result.ranks, scores=result.scores, reason=result.reason, forfeited=result.forfeited
+        ranks=outcome.ranks, scores=outcome.scores, reason=outcome.reason, forfeited=outcome.forfeited
     )
+
+
+__all__ = ["Event", "MatchServicer", "encode", "packed", "result_message"]

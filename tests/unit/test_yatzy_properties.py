@@ -14,10 +14,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rodada.yatzy.v1 import yatzy_pb2
 
-from services.kit.engine import JSON, Event, RulesError
+from services.kit import play
+from services.kit.engine import JSON, EndReason, Event, RulesError
+from services.kit.play import Happening, Table
 from services.kit.rng import MatchRng
 from services.yatzy import scoring
-from services.yatzy.engine import ENGINE, MAX_THROWS
+from services.yatzy.engine import MAX_THROWS
+from services.yatzy.game import GAME
 from tests.proto_shapes import assert_event_fits, assert_fits
 from tests.rigged import ctx
 
@@ -104,45 +107,48 @@ def test_total_is_the_boxes_plus_the_bonus(card: str, filled: dict[str, int]) ->
 
 
 @dataclass
-class Game:
+class Match:
     """A match driven by a policy, checking every invariant after each step."""
 
-    state: JSON
+    table: Table
     clock: float = 1_000.0
-    last_action_at: float = 1_000.0
-    events: list[Event] = field(default_factory=list)
+    events: list[Happening] = field(default_factory=list)
     states: list[JSON] = field(default_factory=list)
     actions: list[JSON] = field(default_factory=list)
     turns: int = 0  # scored turns
 
     def step(self, rng: MatchRng, seat: int, action: JSON | None, wait: float = 1.0) -> None:
         """Apply ``action`` (None: the seat leaves) and check what changed."""
-        before = copy.deepcopy(self.state)
+        before = copy.deepcopy(self.table.state)
         self.clock += wait
-        context = ctx(rng, now=self.clock, last_action_at=self.last_action_at)
+        context = ctx(rng, now=self.clock)
         if action is None:
-            state, events = ENGINE.leave(self.state, seat, context)
+            events = play.leave(GAME, self.table, seat, context)
         else:
             assert_fits(yatzy_pb2.Action, action)
             self.actions.append(action)
-            state, events = ENGINE.apply(self.state, seat, action, context)
-        assert self.state == before, "the input state was mutated"
-        check_transition(before, state, seat, action, events)
-        self.state, self.last_action_at = state, self.clock
-        self.states.append(state)
+            events = play.act(GAME, self.table, seat, action, context)
+        check_transition(before, self.table.state, seat, action, events)
+        self.states.append(copy.deepcopy(self.table.state))
         self.events += events
         self.turns += action is not None and "score" in action
 
+    @property
+    def state(self) -> JSON:
+        return self.table.state
+
     def refuse(self, seat: int, action: JSON, wait: float = 1.0) -> None:
         """An action the rules must refuse; nothing may change."""
-        before = copy.deepcopy(self.state)
-        context = ctx(MatchRng(bytes(32)), now=self.clock + wait, last_action_at=self.last_action_at)
+        before = copy.deepcopy(self.table)
+        context = ctx(MatchRng(bytes(32)), now=self.clock + wait)
         with pytest.raises(RulesError):
-            ENGINE.apply(self.state, seat, action, context)
-        assert self.state == before
+            play.act(GAME, copy.deepcopy(self.table), seat, action, context)
+        assert self.table == before
 
 
-def check_transition(before: JSON, after: JSON, seat: int, action: JSON | None, events: list[Event]) -> None:
+def check_transition(
+    before: JSON, after: JSON, seat: int, action: JSON | None, events: list[Happening]
+) -> None:
     card = after["card"]
     assert all(e.audience is None for e in events)  # nothing is hidden in Yatzy
     new_boxes = [
@@ -181,8 +187,8 @@ def check_transition(before: JSON, after: JSON, seat: int, action: JSON | None, 
 def check_state(state: JSON) -> None:
     card = state["card"]
     rounds = len(scoring.boxes(card))
-    views = [ENGINE.view(state, seat) for seat in range(len(state["filled"]))]
-    spectator = ENGINE.view(state, None)
+    views = [GAME.view(state, seat) for seat in range(len(state["filled"]))]
+    spectator = GAME.view(state, None)
     assert all(view == spectator for view in views), "every seat sees the public view"
     out = {f["seat"] for f in state["forfeits"]}
     still_in = [s for s in range(len(state["filled"])) if s not in out]
@@ -200,10 +206,9 @@ def check_state(state: JSON) -> None:
     # Turns go round in seat order: the cards still in play differ by one box at most.
     counts = [len(state["filled"][s]) for s in still_in]
     assert not counts or max(counts) - min(counts) <= 1
-    if state["over"]:
-        assert ENGINE.to_act(state) == [] and "current_seat" not in spectator
-        result = ENGINE.result(state)
-        assert result is not None
+    result = GAME.outcome(state)
+    if result is not None:
+        assert GAME.to_act(state) == []
         assert result.scores == [c["total"] for c in spectator["cards"]]
         assert sorted(result.forfeited) == sorted(out)
         if len(still_in) > 1 or (len(state["filled"]) == 1 and still_in):
@@ -213,8 +218,8 @@ def check_state(state: JSON) -> None:
         for place, s in enumerate(reversed(result.forfeited), start=len(still_in) + 1):
             assert result.ranks[s] == place
     else:
-        (current,) = ENGINE.to_act(state)
-        assert current in still_in and spectator["current_seat"] == current
+        (current,) = GAME.to_act(state)
+        assert current in still_in
         assert len(state["filled"][current]) < rounds
         assert spectator["round"] == len(state["filled"][current]) + 1
         assert len(state["dice"]) == (5 if state["throws"] else 0)
@@ -228,17 +233,17 @@ def check_state(state: JSON) -> None:
             assert preview == {}
 
 
-def play_random_game(seed: int, policy: random.Random, *, leaves: bool, max_seats: int = 8) -> Game:
+def play_random_game(seed: int, policy: random.Random, *, leaves: bool, max_seats: int = 8) -> Match:
     """A whole match: dice from a MatchRng keyed by ``seed``, choices from ``policy``."""
     seats = policy.randint(1, max_seats)
     card = policy.choice(["CLASSIC", "SCANDINAVIAN", "CARD_UNSPECIFIED"])
     rng = MatchRng(seed.to_bytes(32, "big"))
-    state, events = ENGINE.new_match(seats, {"card": card}, ctx(rng))
-    game = Game(state, events=list(events), states=[state])
-    check_state(state)
-    while not game.state["over"]:
+    table, events = play.start(GAME, seats, {"card": card}, ctx(rng))
+    game = Match(table, events=list(events), states=[copy.deepcopy(table.state)])
+    check_state(table.state)
+    while GAME.outcome(game.state) is None:
         state = game.state
-        (current,) = ENGINE.to_act(state)
+        (current,) = GAME.to_act(state)
         others = [
             s for s in range(seats) if s != current and not any(f["seat"] == s for f in state["forfeits"])
         ]
@@ -271,14 +276,13 @@ def play_random_game(seed: int, policy: random.Random, *, leaves: bool, max_seat
 @pytest.mark.parametrize("seed", range(24))
 def test_random_games_keep_every_invariant(seed: int) -> None:
     game = play_random_game(seed, random.Random(seed), leaves=seed % 3 == 0)
-    result = ENGINE.result(game.state)
+    result = GAME.outcome(game.state)
     assert result is not None
-    assert game.events[0].kind == "turn_started" and game.events[-1].kind == "game_over"
-    assert sum(e.kind == "game_over" for e in game.events) == 1
+    assert game.events[0].kind == "turn_started"
     if not result.forfeited:
         seats = len(game.state["filled"])
         assert game.turns == seats * len(scoring.boxes(game.state["card"]))
-        assert result.reason == "completed"
+        assert result.reason == EndReason.COMPLETED
 
 
 def test_the_same_seed_replays_the_same_match() -> None:
@@ -287,8 +291,8 @@ def test_the_same_seed_replays_the_same_match() -> None:
     other = play_random_game(8, random.Random(1), leaves=True)
     assert first.events == second.events
     assert first.state == second.state
-    assert [e.data["dice"] for e in first.events if e.kind == "rolled"] != [
-        e.data["dice"] for e in other.events if e.kind == "rolled"
+    assert [e.data["dice"] for e in first.events if isinstance(e, Event) and e.kind == "rolled"] != [
+        e.data["dice"] for e in other.events if isinstance(e, Event) and e.kind == "rolled"
     ]
 
 
@@ -296,24 +300,22 @@ def test_the_same_seed_replays_the_same_match() -> None:
 @given(seed=st.integers(0, 2**64), policy_seed=st.integers(0, 2**32), leaves=st.booleans())
 def test_property_random_games(seed: int, policy_seed: int, leaves: bool) -> None:
     game = play_random_game(seed, random.Random(policy_seed), leaves=leaves)
-    assert ENGINE.result(game.state) is not None
+    assert GAME.outcome(game.state) is not None
 
 
 @settings(max_examples=60, deadline=None)
 @given(data=st.data())
 def test_property_refused_actions_change_nothing(data: st.DataObject) -> None:
     seats = data.draw(st.integers(1, 4))
-    state, _ = ENGINE.new_match(seats, {"card": data.draw(st.sampled_from(CARDS))}, ctx())
+    table, _ = play.start(GAME, seats, {"card": data.draw(st.sampled_from(CARDS))}, ctx())
     rng = MatchRng(bytes(32))
     for _ in range(data.draw(st.integers(0, 12))):
-        (current,) = ENGINE.to_act(state)
-        if state["throws"] == 0:
-            state, _ = ENGINE.apply(state, current, {"roll": {}}, ctx(rng))
+        (current,) = GAME.to_act(table.state)
+        if table.state["throws"] == 0:
+            play.act(GAME, table, current, {"roll": {}}, ctx(rng))
         else:
-            empty = [b for b in scoring.boxes(state["card"]) if b not in state["filled"][current]]
-            state, _ = ENGINE.apply(
-                state, current, {"score": {"box": data.draw(st.sampled_from(empty))}}, ctx(rng)
-            )
+            empty = [b for b in scoring.boxes(table.state["card"]) if b not in table.state["filled"][current]]
+            play.act(GAME, table, current, {"score": {"box": data.draw(st.sampled_from(empty))}}, ctx(rng))
     action: JSON = data.draw(
         st.one_of(
             st.fixed_dictionaries(
@@ -326,19 +328,18 @@ def test_property_refused_actions_change_nothing(data: st.DataObject) -> None:
             st.dictionaries(st.sampled_from(["roll", "score", "bid"]), st.just({}), max_size=3),
         )
     )
-    seat = data.draw(st.integers(-1, seats))
+    seat = data.draw(st.integers(0, seats - 1))
     waited = data.draw(st.sampled_from([0.0, 119.0, 120.0]))
-    before = copy.deepcopy(state)
+    before = copy.deepcopy(table)
+    trial = copy.deepcopy(table)
     try:
-        new, events = ENGINE.apply(
-            state, seat, action, ctx(MatchRng(bytes(32)), now=1_000 + waited, last_action_at=1_000)
-        )
+        events = play.act(GAME, trial, seat, action, ctx(MatchRng(bytes(32)), now=table.idle_since + waited))
     except RulesError as refusal:
         assert refusal.code and refusal.code == refusal.code.lower() and " " not in refusal.code
     else:
         assert events
-        check_transition(before, new, seat, action, events)
-    assert state == before
+        check_transition(before.state, trial.state, seat, action, events)
+    assert table == before
 
 
 def test_every_view_event_and_action_fits_the_proto() -> None:
@@ -347,12 +348,13 @@ def test_every_view_event_and_action_fits_the_proto() -> None:
         game = play_random_game(100 + seed, random.Random(seed), leaves=True, max_seats=4)
         for state in game.states:
             for seat in [*range(len(state["filled"])), None]:
-                assert_fits(yatzy_pb2.View, ENGINE.view(state, seat))
+                assert_fits(yatzy_pb2.View, GAME.view(state, seat))
         for event in game.events:
-            assert_event_fits(yatzy_pb2.Event, event)
+            if isinstance(event, Event):
+                assert_event_fits(yatzy_pb2.Event, event)
         for action in game.actions:
             message = assert_fits(yatzy_pb2.Action, action)
             # What the service hands back after decoding the client's message is what was sent.
             assert json_format.MessageToDict(message, preserving_proto_field_name=True) == action
-        kinds |= {e.kind for e in game.events}
+        kinds |= {e.kind for e in game.events if isinstance(e, Event)}
     assert kinds == {f.name for f in yatzy_pb2.Event.DESCRIPTOR.oneofs_by_name["event"].fields}

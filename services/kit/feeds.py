@@ -1,0 +1,465 @@
+"""Feeds: a match's history as it happens, to everyone watching, for as long
+as the match lasts.
+
+Every write to a match publishes its new events (and, while someone
+watches, every audience's snapshot) on the match's live channel
+(``store.py``). A :class:`FeedHub` — one per process: each game service,
+each gateway replica — holds one subscription per match that has listeners,
+on one pub/sub connection per Redis node, and hands each message to that
+match's listeners in process, each getting only the events its seat may see
+and its own seat's snapshot. So Redis connections grow with the nodes, and
+subscriptions with the matches being watched, never with the watchers.
+
+The stream is the durable log: a listener first catches up from it (from
+the event id it last saw), then takes the live messages, skipping what it
+already has, so a resume has no gap and no duplicate. Pub/sub may drop
+messages when a connection breaks; the hub then repairs every match it
+follows from the stream before delivering anything newer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from google.protobuf.message import Message
+from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
+from redis.exceptions import RedisError
+from rodada.common.v1 import match_pb2
+
+from services.kit import keys
+from services.kit.errors import Refused, unavailable
+from services.kit.store import MatchStore, RedisClient, parse_live
+
+log = logging.getLogger("rodada.feeds")
+
+SUBSCRIBE_TIMEOUT_SECONDS = 10.0
+# Listen in short waits, so housekeeping (health checks) needs no task of its own.
+POLL_SECONDS = 1.0
+# With nothing heard for this long a pub/sub connection is pinged, and if the
+# ping's answer does not come back within the same time it is reconnected.
+HEALTH_SECONDS = 15.0
+# A listener further behind than this is dropped ("lagging"); it resumes from
+# the history, which has everything.
+MAX_PENDING = 2_000
+# After a match's final event, how long to wait for its final snapshot on the
+# live channel before reading it.
+FINAL_SNAPSHOT_WAIT_SECONDS = 2.0
+_BATCH = 500
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Who a feed is for: a seat, or a spectator (``seat`` None). A user who
+    is not seated yet (a table's feed before its start) gets a seat from the
+    match's first snapshot that seats them."""
+
+    user_id: str | None
+    seat: int | None = None
+    host: bool = False
+
+    def sees(self, event: match_pb2.MatchEvent) -> bool:
+        if event.host_only:
+            return self.host
+        return not event.audience or (self.seat is not None and self.seat in event.audience)
+
+
+class Item:
+    """One message a feed delivers, shared by every listener it goes to, so
+    a rendering (the gateway's JSON) is made once however many receive it."""
+
+    __slots__ = ("message", "rendered")
+
+    def __init__(self, message: Message) -> None:
+        self.message = message
+        self.rendered: Any = None
+
+    def render(self, renderer: Callable[[Message], Any]) -> Any:
+        if self.rendered is None:
+            self.rendered = renderer(self.message)
+        return self.rendered
+
+
+class _Listener:
+    __slots__ = ("pending", "seat", "stopped", "viewer", "wake")
+
+    def __init__(self, viewer: Viewer) -> None:
+        self.viewer = viewer
+        self.seat = viewer.seat
+        self.pending: deque[Item] = deque()
+        self.wake = asyncio.Event()
+        self.stopped: Refused | None = None
+
+    def offer(self, item: Item) -> None:
+        if len(self.pending) >= MAX_PENDING:
+            self.stop(unavailable("this feed fell too far behind; resume from your last event", "lagging"))
+            return
+        self.pending.append(item)
+        self.wake.set()
+
+    def stop(self, why: Refused) -> None:
+        self.stopped = why
+        self.wake.set()
+
+
+class _Match:
+    """A match some listeners of this process follow."""
+
+    __slots__ = ("last_id", "listeners", "repair", "shard", "subscribed")
+
+    def __init__(self, shard: _Shard) -> None:
+        self.listeners: set[_Listener] = set()
+        self.shard = shard
+        self.subscribed: asyncio.Future[None] | None = None
+        self.last_id: int | None = None  # the newest event delivered from the live channel
+        self.repair = False  # messages may have been lost: fill from the history first
+
+
+class FeedHub:
+    def __init__(self, redis: RedisClient, store: MatchStore) -> None:
+        self.redis = redis
+        self.store = store
+        self._matches: dict[str, _Match] = {}
+        self._shards: dict[str, _Shard] = {}
+        self._closing: Refused | None = None
+
+    @property
+    def sharded(self) -> bool:
+        return self.store.publish == "SPUBLISH"
+
+    @property
+    def subscriptions(self) -> int:
+        return len(self._matches)
+
+    @property
+    def connections(self) -> int:
+        """Pub/sub connections held (one per Redis node with subscriptions)."""
+        return sum(1 for shard in self._shards.values() if shard.task is not None)
+
+    async def publish(self, match_id: str, first_event_id: int, payload: bytes) -> None:
+        """A live message outside a write (snapshots for a new watcher)."""
+        message = f"{first_event_id}:".encode() + payload
+        if self.sharded:
+            await self.redis.spublish(keys.live(match_id), message)
+        else:
+            await self.redis.publish(keys.live(match_id), message)
+
+    async def follow(
+        self,
+        match_id: str,
+        after_event_id: int,
+        viewer: Viewer,
+        current: Callable[[], Awaitable[Message]],
+    ) -> AsyncIterator[Item]:
+        """The feed of one watcher: the visible events after
+        ``after_event_id``, then the state to draw from (``current()``: the
+        caller's Snapshot, or for a table not started yet, whatever stands
+        for it; its ``last_event_id`` says which events it covers), then
+        every new visible event and the watcher's snapshot of each new
+        version, until the match's final event and snapshot. Raises Refused
+        (UNAVAILABLE) when this process drains or the watcher lags."""
+        if self._closing:
+            raise self._closing
+        listener = _Listener(viewer)
+        await self._join(match_id, listener)
+        try:
+            state = await current()
+            covered = int(getattr(state, "last_event_id", 0))
+            position = after_event_id
+            final = False
+            # The history up to the state, then the state: a resume has no gap.
+            while position < covered:
+                batch = await self.store.read_events(match_id, position, _BATCH)
+                if not batch:
+                    break
+                for event_id, raw in batch:
+                    event = decode_event(event_id, raw)
+                    position = event_id
+                    final = final or event.final
+                    if listener.viewer.sees(event):
+                        yield Item(event)
+            if isinstance(state, match_pb2.Snapshot):
+                listener.seat = None if state.seat < 0 else state.seat
+            yield Item(state)
+            version = int(getattr(state, "version", 0))
+            if final or getattr(state, "status", None) == match_pb2.MATCH_STATUS_FINISHED:
+                return
+            async for item in self._live(listener, position, version, current):
+                yield item
+        finally:
+            self._leave(match_id, listener)
+
+    async def _live(
+        self, listener: _Listener, position: int, version: int, current: Callable[[], Awaitable[Message]]
+    ) -> AsyncIterator[Item]:
+        finishing = False
+        while True:
+            if not listener.pending:
+                if listener.stopped:
+                    raise listener.stopped
+                listener.wake.clear()
+                if finishing:
+                    try:
+                        await asyncio.wait_for(listener.wake.wait(), FINAL_SNAPSHOT_WAIT_SECONDS)
+                    except TimeoutError:
+                        yield Item(await current())
+                        return
+                else:
+                    await listener.wake.wait()
+                continue
+            item = listener.pending.popleft()
+            message = item.message
+            if isinstance(message, match_pb2.MatchEvent):
+                if message.id <= position:
+                    continue
+                position = message.id
+                finishing = finishing or message.final
+                if listener.viewer.sees(message):
+                    yield item
+            elif isinstance(message, match_pb2.Snapshot):
+                if message.version <= version or message.last_event_id < position:
+                    continue
+                version = message.version
+                yield item
+                if message.status == match_pb2.MATCH_STATUS_FINISHED:
+                    return
+
+    # -- subscriptions --------------------------------------------------------------
+
+    async def _join(self, match_id: str, listener: _Listener) -> None:
+        entry = self._matches.get(match_id)
+        if entry is None:
+            entry = self._matches[match_id] = _Match(self._shard(match_id))
+        entry.listeners.add(listener)
+        if entry.subscribed is None:
+            entry.subscribed = asyncio.get_running_loop().create_future()
+            try:
+                await entry.shard.subscribe(keys.live(match_id))
+            except Exception as error:
+                entry.subscribed.set_exception(error)
+                entry.subscribed.exception()  # retrieved: the others waiting get it too
+                self._leave(match_id, listener)
+                raise unavailable("live updates are unavailable; retry shortly") from error
+            entry.subscribed.set_result(None)
+        else:
+            try:
+                await asyncio.shield(entry.subscribed)
+            except Exception:
+                self._leave(match_id, listener)
+                raise unavailable("live updates are unavailable; retry shortly") from None
+
+    def _leave(self, match_id: str, listener: _Listener) -> None:
+        entry = self._matches.get(match_id)
+        if entry is None:
+            return
+        entry.listeners.discard(listener)
+        if not entry.listeners:
+            del self._matches[match_id]
+            if entry.subscribed is not None and entry.subscribed.done() and not entry.subscribed.exception():
+                entry.shard.unsubscribe_soon(keys.live(match_id), lambda: match_id in self._matches)
+
+    def _shard(self, match_id: str) -> _Shard:
+        """The pub/sub connection for a match's channel: the one Redis, or in a
+        cluster the node that owns the channel's slot."""
+        if isinstance(self.redis, RedisCluster):
+            node = self.redis.get_node_from_key(keys.live(match_id))
+            name = f"{node.host}:{node.port}"
+            if name not in self._shards:
+                client = Redis(host=node.host, port=node.port, socket_keepalive=True)
+                self._shards[name] = _Shard(client, self.sharded, self._deliver, self._repair_all)
+            return self._shards[name]
+        if "" not in self._shards:
+            self._shards[""] = _Shard(self.redis, self.sharded, self._deliver, self._repair_all)
+        return self._shards[""]
+
+    # -- delivery ---------------------------------------------------------------------
+
+    async def _deliver(self, channel: str, data: bytes) -> None:
+        match_id = channel.removeprefix("{m:").split("}", 1)[0]
+        entry = self._matches.get(match_id)
+        if entry is None:
+            return
+        first_id, payload = parse_live(data)
+        update = match_pb2.LiveUpdate.FromString(payload)
+        if entry.repair or (entry.last_id is not None and first_id > entry.last_id + 1):
+            await self._fill(match_id, entry, first_id - 1)
+        for offset, event in enumerate(update.events):
+            event.id = first_id + offset
+            self._broadcast(entry, Item(event))
+        if update.events:
+            entry.last_id = first_id + len(update.events) - 1
+        if update.snapshots:
+            self._hand_out(entry, update.snapshots)
+
+    def _broadcast(self, entry: _Match, item: Item) -> None:
+        for listener in list(entry.listeners):
+            listener.offer(item)
+
+    def _hand_out(self, entry: _Match, snapshots: Any) -> None:
+        """Each listener its own audience's snapshot (one Item per audience)."""
+        by_seat = {snapshot.seat: Item(snapshot) for snapshot in snapshots}
+        seats = {s.user_id: i for i, s in enumerate(snapshots[0].seats) if s.user_id}
+        for listener in list(entry.listeners):
+            if listener.seat is None and listener.viewer.user_id in seats:
+                listener.seat = seats[listener.viewer.user_id]
+                listener.viewer = Viewer(listener.viewer.user_id, listener.seat, listener.viewer.host)
+            item = by_seat.get(-1 if listener.seat is None else listener.seat)
+            if item is not None:
+                listener.offer(item)
+
+    async def _fill(self, match_id: str, entry: _Match, up_to: int | None) -> None:
+        """Deliver from the history what the live channel may have lost."""
+        entry.repair = False
+        position = entry.last_id
+        if position is None:
+            return  # each listener caught up from the history itself
+        while up_to is None or position < up_to:
+            batch = await self.store.read_events(match_id, position, _BATCH)
+            for event_id, raw in batch:
+                if up_to is not None and event_id > up_to:
+                    break
+                self._broadcast(entry, Item(decode_event(event_id, raw)))
+                position = event_id
+            if len(batch) < _BATCH:
+                break
+        entry.last_id = position
+
+    async def _repair_all(self, shard: _Shard) -> None:
+        """After a lost connection: every match on it may have missed messages."""
+        for match_id, entry in list(self._matches.items()):
+            if entry.shard is shard:
+                entry.repair = True
+                try:
+                    await self._fill(match_id, entry, None)
+                except RedisError:
+                    entry.repair = True  # next message or reconnect tries again
+
+    async def close(self, why: Refused | None = None) -> None:
+        """Stop every feed (draining: they resume elsewhere) and the connections."""
+        self._closing = why or unavailable("this server is draining; resume on another", "draining")
+        for entry in list(self._matches.values()):
+            for listener in list(entry.listeners):
+                listener.stop(self._closing)
+        for shard in self._shards.values():
+            await shard.close()
+
+
+def decode_event(event_id: int, raw: bytes) -> match_pb2.MatchEvent:
+    event = match_pb2.MatchEvent.FromString(raw)
+    event.id = event_id
+    return event
+
+
+class _Shard:
+    """One pub/sub connection and the task that reads it."""
+
+    def __init__(
+        self,
+        client: RedisClient,
+        sharded: bool,
+        deliver: Callable[[str, bytes], Awaitable[None]],
+        repair: Callable[[_Shard], Awaitable[None]],
+    ) -> None:
+        self.pubsub = client.pubsub()
+        self.sharded = sharded
+        self.deliver = deliver
+        self.repair = repair
+        self.task: asyncio.Task[None] | None = None
+        self._confirm: dict[str, asyncio.Future[None]] = {}
+        self._lock = asyncio.Lock()
+
+    async def subscribe(self, channel: str) -> None:
+        confirmed = asyncio.get_running_loop().create_future()
+        self._confirm[channel] = confirmed
+        async with self._lock:
+            if self.sharded:
+                await self.pubsub.ssubscribe(channel)
+            else:
+                await self.pubsub.subscribe(channel)
+        if self.task is None or self.task.done():
+            self.task = asyncio.create_task(self._read())
+        try:
+            await asyncio.wait_for(asyncio.shield(confirmed), SUBSCRIBE_TIMEOUT_SECONDS)
+        finally:
+            self._confirm.pop(channel, None)
+
+    def unsubscribe_soon(self, channel: str, wanted_again: Callable[[], bool]) -> None:
+        asyncio.get_running_loop().create_task(self._unsubscribe(channel, wanted_again))
+
+    async def _unsubscribe(self, channel: str, wanted_again: Callable[[], bool]) -> None:
+        with contextlib.suppress(RedisError, RuntimeError):
+            async with self._lock:
+                if wanted_again():  # a new listener came meanwhile: keep it
+                    return
+                if self.sharded:
+                    await self.pubsub.sunsubscribe(channel)
+                else:
+                    await self.pubsub.unsubscribe(channel)
+
+    async def _read(self) -> None:
+        loop = asyncio.get_running_loop()
+        heard = loop.time()
+        pinged: float | None = None
+        while True:
+            try:
+                message = await self.pubsub.get_message(timeout=POLL_SECONDS)
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:
+                log.warning("feed connection lost (%s); reconnecting", error)
+                await asyncio.sleep(0.5)
+                await self._reconnected()
+                heard, pinged = loop.time(), None
+                continue
+            now = loop.time()
+            if message is None:
+                if pinged is not None and now - pinged > HEALTH_SECONDS:
+                    log.warning("feed connection silent; reconnecting")
+                    with contextlib.suppress(Exception):
+                        await self.pubsub.connection.disconnect()  # type: ignore[union-attr]
+                    await self._reconnected()
+                    heard, pinged = loop.time(), None
+                elif pinged is None and now - heard > HEALTH_SECONDS:
+                    with contextlib.suppress(Exception):
+                        async with self._lock:
+                            await self.pubsub.ping()
+                    pinged = now
+                continue
+            heard, pinged = now, None
+            kind = _text(message["type"])
+            if kind in ("message", "smessage"):
+                try:
+                    await self.deliver(_text(message["channel"]), message["data"])
+                except Exception:
+                    log.exception("delivering a live message failed")
+            elif kind in ("subscribe", "ssubscribe"):
+                confirmed = self._confirm.get(_text(message["channel"]))
+                if confirmed is not None and not confirmed.done():
+                    confirmed.set_result(None)
+
+    async def _reconnected(self) -> None:
+        """Re-subscribe (redis-py does it on the next command) and fill gaps."""
+        try:
+            async with self._lock:
+                await self.pubsub.ping()
+        except Exception:
+            return
+        await self.repair(self)
+
+    async def close(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self.task
+        with contextlib.suppress(Exception):
+            await self.pubsub.aclose()
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value

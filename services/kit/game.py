@@ -1,0 +1,245 @@
+"""A game, declared once: its facts and its rules, and the kit's play of them.
+
+A game module ends with one ``GAME = Game(...)``: the facts the platform needs
+(seat counts, modes and teams, CPU seats, open tables, what leaving and
+inactivity do) and the rules (``setup``, a ``moves`` map, ``view``,
+``to_act``, ``outcome``). Everything every game does the same way is here,
+once: dispatching an action to its move, the turn check, the turn clock,
+leaving, inactivity claims, deadlines and CPU-played seats. The service
+serves the facts through ``Describe``; the gateway, matchmaking, standings,
+the launcher and the tests learn the games from them.
+
+The kit's play of the rules is ``play.py``; the service (``matches.py``)
+loads and stores.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from google.protobuf import json_format, struct_pb2
+from google.protobuf.message import Message
+from rodada.common.v1 import match_pb2
+
+from services.kit.engine import JSON, Context, Departure, Event, InvalidAction, Outcome, Rng, State
+
+# RULES.md: a seat to act may be claimed against or removed after 120 s.
+INACTIVITY_SECONDS = 120.0
+
+# The common proto's policy enums, by value name.
+CONCEDE, SEAT_OUT, CPU_PLAYS = "LEAVING_POLICY_CONCEDE", "LEAVING_POLICY_SEAT_OUT", "LEAVING_POLICY_CPU_PLAYS"
+NOBODY, OPPONENTS, OTHERS = "CLAIM_POLICY_NOBODY", "CLAIM_POLICY_OPPONENTS", "CLAIM_POLICY_OTHERS"
+CLAIMABLE, CPU_TURN, EXPIRE = (
+    "DEADLINE_POLICY_CLAIMABLE",
+    "DEADLINE_POLICY_CPU_TURN",
+    "DEADLINE_POLICY_EXPIRE",
+)
+
+Move = Callable[[State, int, Any, Context], list[Event]]
+
+
+@dataclass(frozen=True)
+class Team:
+    name: str  # as the game's proto spells it
+    seats: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Mode:
+    """One way of playing the game (the common proto's ``Mode``)."""
+
+    name: str
+    seats: tuple[int, ...]  # table sizes
+    teams: tuple[Team, ...] = ()  # the sides of the largest table
+    options: Mapping[str, Any] = field(default_factory=dict)  # Options fields that select it
+    rated: bool = True
+    queued: bool = True
+    deadline: str = CLAIMABLE
+
+    def fits(self, seats: int, options: JSON) -> bool:
+        """Unset options fields fit any mode; set ones must agree."""
+        return seats in self.seats and all(options.get(k, v) == v for k, v in self.options.items())
+
+
+def _always(state: State, seat: int) -> bool:
+    return True
+
+
+def _inactivity(state: State) -> float | None:
+    return INACTIVITY_SECONDS
+
+
+@dataclass(frozen=True)
+class Game:
+    """A game's facts and rules. See the module docstring and
+    docs/adding-a-game.md."""
+
+    # -- facts --
+    name: str
+    title: str
+    messages: ModuleType  # the generated proto module: Options, Action, View, Event
+    ports: tuple[int, int]  # default gRPC and metrics ports
+    modes: tuple[Mode, ...]
+    leaving: str  # LeavingPolicy value name
+    claims: str  # ClaimPolicy value name
+    # -- rules --
+    setup: Callable[[int, Any, str, Context], tuple[State, list[Event]]]  # seats, Options, mode
+    moves: Mapping[str, Move]  # Action oneof field → move of the seat to act
+    view: Callable[[State, int | None], JSON]
+    to_act: Callable[[State], list[int]]
+    outcome: Callable[[State], Outcome | None]
+    anytime: frozenset[str] = frozenset()  # moves a seat may make off its turn
+    scores: Callable[[State], list[int]] | None = None  # each seat's score so far
+    in_play: Callable[[State, int], bool] = _always  # False once a seat is out
+    # Leaving (CONCEDE, SEAT_OUT) and removal for inactivity: the game's
+    # consequences of ``seat`` departing; required unless leaving is CPU_PLAYS
+    # and claims NOBODY.
+    depart: Callable[[State, int, Departure, Context], list[Event]] | None = None
+    # Seconds the seat to act has before its deadline (None: none now).
+    deadline: Callable[[State], float | None] = _inactivity
+    # The computer's move for a seat, from that seat's view alone.
+    cpu: Callable[[JSON, int, Rng], JSON] | None = None
+    cpu_seats: bool = False  # a table may give seats to the computer
+    open_tables: bool = False
+    ask: Callable[[State, int | None, Any], JSON] | None = None  # Question → Answer JSON
+    # Every action ``seat`` may make now, in the Action's JSON form (random
+    # play, CPUs, clients); None when the game does not enumerate them.
+    legal: Callable[[State, int], list[JSON]] | None = None
+
+    # -- facts derived --
+
+    def mode_for(self, seats: int, options: JSON) -> Mode:
+        for mode in self.modes:
+            if mode.fits(seats, options):
+                return mode
+        counts = sorted({s for m in self.modes for s in m.seats})
+        raise InvalidAction(
+            "invalid_seats", f"{self.title} tables have {', '.join(map(str, counts))} seats for these options"
+        )
+
+    def mode(self, name: str) -> Mode:
+        return next(m for m in self.modes if m.name == name)
+
+    def side(self, mode: str, seat: int) -> int:
+        """The side a seat plays for: its team's index, or the seat itself."""
+        for index, team in enumerate(self.mode(mode).teams):
+            if seat in team.seats:
+                return index
+        return seat
+
+    def info(self) -> match_pb2.GameInfo:
+        return match_pb2.GameInfo(
+            name=self.name,
+            title=self.title,
+            proto_package=self.messages.DESCRIPTOR.package,
+            modes=[
+                match_pb2.Mode(
+                    name=m.name,
+                    seat_counts=m.seats,
+                    teams=[match_pb2.Team(name=t.name, seats=t.seats) for t in m.teams],
+                    options=_struct(m.options),
+                    rated=m.rated,
+                    queued=m.queued,
+                    deadline=m.deadline,
+                )
+                for m in self.modes
+            ],
+            cpu_seats=self.cpu_seats,
+            open_tables=self.open_tables,
+            leaving=self.leaving,
+            claims=self.claims,
+            inactivity_seconds=INACTIVITY_SECONDS,
+            questions=self.ask is not None,
+        )
+
+    # -- parsing client input (strict: unknown fields fail) --
+
+    def options(self, data: Any) -> Message:
+        return parse(self.messages.Options, data, "invalid_options")
+
+    def action(self, data: Any) -> Message:
+        return parse(self.messages.Action, data, "malformed_action")
+
+
+def parse(message_cls: type[Message], data: Any, code: str) -> Message:
+    """JSON (a dict) or an already built message → the message; InvalidAction otherwise."""
+    if isinstance(data, message_cls):
+        return data
+    message = message_cls()
+    if not isinstance(data, dict):
+        raise InvalidAction(code, f"{message.DESCRIPTOR.name.lower()} must be a JSON object")
+    try:
+        json_format.ParseDict(data, message)
+    except json_format.ParseError as exc:
+        raise InvalidAction(code, str(exc)) from None
+    _strict(message, data, code)
+    return message
+
+
+def _strict(message: Message, data: Any, code: str) -> None:
+    """Stricter than json_format, which takes 2.5 for an enum's 2, keeps
+    numbers no value has (proto3 enums are open) and a list for a message:
+    an enum is one of its values, by name or number, and a message an
+    object."""
+    for member in message.DESCRIPTOR.fields:
+        raw = data.get(member.name, data.get(member.json_name)) if isinstance(data, dict) else None
+        if raw is None:
+            continue
+        values = raw if member.is_repeated and isinstance(raw, list) else [raw]
+        is_message = member.message_type is not None and not member.message_type.GetOptions().map_entry
+        if is_message and any(not isinstance(v, dict) for v in values):
+            raise InvalidAction(code, f"{member.name} must be an object")
+        if member.enum_type is not None:
+            for value in values:
+                named = isinstance(value, str) and value in member.enum_type.values_by_name
+                numbered = type(value) is int and value in member.enum_type.values_by_number
+                if not (named or numbered):
+                    raise InvalidAction(code, f"{member.name}: {value!r} is not a {member.enum_type.name}")
+        elif is_message:
+            nested = getattr(message, member.name)
+            for item, value in zip(nested if member.is_repeated else [nested], values, strict=False):
+                _strict(item, value, code)
+
+
+def to_json(message: Message) -> JSON:
+    """A message as the JSON the games store (field names as in the .proto;
+    fields left at their default are absent)."""
+    return json_format.MessageToDict(message, preserving_proto_field_name=True)
+
+
+def _struct(data: Mapping[str, Any]) -> struct_pb2.Struct:
+    struct = struct_pb2.Struct()
+    struct.update(dict(data))
+    return struct
+
+
+# -- the registry ---------------------------------------------------------------
+
+
+def discover(package: str = "services") -> dict[str, Game]:
+    """Every game under ``services/``: each package whose ``game`` module
+    defines ``GAME``. A new game is found by adding its folder."""
+    found: dict[str, Game] = {}
+    root = importlib.import_module(package)
+    for module in pkgutil.iter_modules(root.__path__):
+        if not module.ispkg or module.name == "kit":
+            continue
+        try:
+            candidate = importlib.import_module(f"{package}.{module.name}.game")
+        except ModuleNotFoundError as missing:
+            if missing.name == f"{package}.{module.name}.game":
+                continue
+            raise
+        game = getattr(candidate, "GAME", None)
+        if isinstance(game, Game):
+            found[game.name] = game
+    return dict(sorted(found.items()))
+
+
+def names(games: Iterable[Game]) -> list[str]:
+    return [g.name for g in games]
