@@ -1,4 +1,16 @@
-"""``python -m gateway``: serve the HTTP API with uvicorn."""
+"""``python -m gateway``: serve the HTTP API (uvicorn) and the gRPC face.
+
+On SIGTERM the replica drains: readiness (/healthz) fails at once, so load
+balancers stop sending; after half of DRAIN_SECONDS the feeds are told to
+resume elsewhere (close 1012 "draining"; gRPC UNAVAILABLE ``draining``) and
+uvicorn stops, giving requests in flight the rest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
 
 import uvicorn
 
@@ -7,16 +19,52 @@ from gateway.settings import GatewaySettings
 from services.kit import logs
 
 
-def main() -> None:
-    settings = GatewaySettings.from_env()
-    logs.configure("gateway")
-    uvicorn.run(
-        create_app(settings),
-        host=settings.host,
-        port=settings.port,
-        log_config=None,  # our JSON logs, set up above
+async def serve(settings: GatewaySettings) -> None:
+    app = create_app(settings)
+    config = uvicorn.Config(
+        app,
+        host=settings.gateway_host,
+        port=settings.gateway_port,
+        log_config=None,  # our JSON logs
         proxy_headers=True,
+        ws_ping_interval=settings.feed_ping_seconds,
+        ws_ping_timeout=settings.feed_ping_seconds,
+        timeout_graceful_shutdown=max(1, int(settings.drain_seconds / 2)),
+        lifespan="on",
     )
+    server = uvicorn.Server(config)
+    loop = asyncio.get_running_loop()
+    stopping = asyncio.Event()
+
+    async def drain() -> None:
+        await stopping.wait()
+        platform = app.state.platform
+        platform.draining = True
+        await asyncio.sleep(settings.drain_seconds / 2)
+        await platform.drain()
+        server.should_exit = True
+
+    # uvicorn installs its own handlers when serving; ours replace them after start-up.
+    drainer = asyncio.create_task(drain())
+    serving = asyncio.create_task(server.serve())
+    while not server.started and not serving.done():
+        await asyncio.sleep(0.05)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stopping.set)
+    await serving
+    drainer.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await drainer
+
+
+def main() -> None:
+    settings = GatewaySettings()
+    logs.configure("gateway")
+    with contextlib.suppress(ImportError):
+        import uvloop
+
+        uvloop.install()
+    asyncio.run(serve(settings))
 
 
 if __name__ == "__main__":

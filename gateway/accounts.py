@@ -13,9 +13,12 @@ import secrets
 import time
 from typing import cast
 
+import grpc
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
+from services.kit import keys
+from services.kit.errors import Refused, invalid, unauthenticated
 from services.kit.store import RedisClient
 from services.kit.tokens import Identity
 
@@ -23,10 +26,8 @@ USERNAME = re.compile(r"^[A-Za-z0-9_.-]{3,24}$")
 MIN_PASSWORD, MAX_PASSWORD = 8, 128
 
 
-class AccountError(Exception):
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.code, self.message = status, code, message
+def _bad_credentials() -> Refused:
+    return unauthenticated("wrong username or password", "bad_credentials")
 
 
 class Accounts:
@@ -39,15 +40,15 @@ class Accounts:
 
     async def register(self, username: str, password: str) -> Identity:
         if not USERNAME.match(username):
-            raise AccountError(422, "invalid_username", "username: 3-24 characters of letters, digits, _ . -")
+            raise invalid("invalid_username", "username: 3-24 characters of letters, digits, _ . -")
         if not MIN_PASSWORD <= len(password) <= MAX_PASSWORD:
-            raise AccountError(422, "invalid_password", f"password: {MIN_PASSWORD}-{MAX_PASSWORD} characters")
+            raise invalid("invalid_password", f"password: {MIN_PASSWORD}-{MAX_PASSWORD} characters")
         user_id = "u_" + secrets.token_hex(8)
-        if not await self.redis.set(f"username:{username.lower()}", user_id, nx=True):
-            raise AccountError(409, "username_taken", "that username is taken")
+        if not await self.redis.set(keys.username(username), user_id, nx=True):
+            raise Refused(grpc.StatusCode.ALREADY_EXISTS, "username_taken", "that username is taken")
         password_hash = await asyncio.to_thread(self.hasher.hash, password)
         await self.redis.hset(
-            f"user:{user_id}",
+            keys.user(user_id),
             mapping={
                 "username": username,
                 "name": username,
@@ -61,27 +62,30 @@ class Accounts:
     async def login(self, username: str, password: str) -> Identity:
         # The gateway's client decodes replies, so they are str.
         user_id = (
-            cast(str | None, await self.redis.get(f"username:{username.lower()}"))
+            cast(str | None, await self.redis.get(keys.username(username)))
             if USERNAME.match(username)
             else None
         )
         password_hash, name = None, None
         if user_id is not None:
             password_hash, name = cast(
-                list[str | None], await self.redis.hmget(f"user:{user_id}", ["password", "name"])
+                list[str | None], await self.redis.hmget(keys.user(user_id), ["password", "name"])
             )
         try:
             await asyncio.to_thread(self.hasher.verify, password_hash or self._decoy, password)
         except (VerifyMismatchError, VerificationError, InvalidHashError):
-            raise AccountError(401, "bad_credentials", "wrong username or password") from None
+            raise _bad_credentials() from None
         if user_id is None or password_hash is None:
-            raise AccountError(401, "bad_credentials", "wrong username or password")
+            raise _bad_credentials()
         return Identity(user_id, name or "", "user")
 
     async def guest(self, name: str | None) -> Identity:
         user_id = "g_" + secrets.token_hex(8)
         display = name if name and USERNAME.match(name) else f"guest-{user_id[2:8]}"
         await self.redis.hset(
-            f"user:{user_id}", mapping={"name": display, "role": "guest", "created_at": time.time()}
+            keys.user(user_id), mapping={"name": display, "role": "guest", "created_at": time.time()}
         )
         return Identity(user_id, display, "guest")
+
+    async def name(self, user_id: str) -> str | None:
+        return cast(str | None, await self.redis.hget(keys.user(user_id), "name"))

@@ -1,96 +1,163 @@
-"""The games the gateway knows: where each is served, its proto messages, and
-the table policies that differ per game. The gateway reaches games only
-through their gRPC MatchService."""
+"""The games, as the gateway learns them: where each is served (settings)
+and everything else from the game's own ``Describe``. The gateway imports no
+game code; a game's messages come from its generated proto module, named by
+the game's ``proto_package``.
+
+Each game gets one long-lived channel that spreads calls over every ready
+replica (``dns:///`` resolution with round_robin: behind a headless
+Kubernetes Service each pod is an address), with keepalive both ways.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import importlib
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+import logging
+from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
 
 import grpc
 from google.protobuf import any_pb2, json_format
 from google.protobuf.message import Message
-from rodada.common.v1 import match_pb2_grpc
+from rodada.common.v1 import match_pb2, match_pb2_grpc
 
-from gateway.tables import Teams
+from services.kit.errors import Refused, invalid, not_found, unavailable
 
 if TYPE_CHECKING:
     from rodada.common.v1.match_pb2_grpc import MatchServiceAsyncStub
 
+log = logging.getLogger("rodada.gateway.games")
 
-@dataclass(frozen=True)
-class Policy:
-    """What the gateway must know of a game without asking it."""
-
-    seat_counts: frozenset[int]  # table sizes a host may create
-    # The sides of team tables, by table size: (name, seats) each, the names
-    # as the game's proto spells them.
-    teams: Mapping[int, Teams] = field(default_factory=dict)
-    cpu_seats: bool = False  # a host may give seats to the computer
-    open_tables: bool = False  # tables are listed and anyone may sit; no invites
-    # When the seat to act runs out of time (RULES.md "Leaving, inactivity,
-    # CPU seats"): "notify" tells the table the seat may now be claimed
-    # against or removed, which the players do through the game's action;
-    # "cpu_turn" has the CPU play the turn (the game's `timeout` action).
-    on_deadline: str = "notify"
-    solo_expires: bool = False  # a one-seat match left idle is ended (Bozó solo training)
-
-
-POLICIES: dict[str, Policy] = {
-    "bozo": Policy(frozenset({1, 2, 4}), teams={4: (("JADE", (0, 2)), ("AMBAR", (1, 3)))}, solo_expires=True),
-    "dudo": Policy(frozenset(range(2, 7))),
-    "bozu_mekuri": Policy(frozenset(range(2, 7)), cpu_seats=True, on_deadline="cpu_turn"),
-    # The seed: "Não existe mesa privada" -- friends sit at the same open table.
-    "domino": Policy(frozenset({4}), teams={4: (("TEAM_0", (0, 2)), ("TEAM_1", (1, 3)))}, open_tables=True),
-    "yatzy": Policy(frozenset(range(1, 9))),
-}
-
-
-class BadGameInput(ValueError):
-    """Options or an action that do not parse as the game's proto message."""
+CHANNEL_OPTIONS: list[tuple[str, Any]] = [
+    ("grpc.lb_policy_name", "round_robin"),
+    ("grpc.keepalive_time_ms", 30_000),
+    ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.http2.max_pings_without_data", 0),
+    # Re-resolve often enough that new replicas get traffic soon after they start.
+    ("grpc.dns_min_time_between_resolutions_ms", 5_000),
+]
+DESCRIBE_RETRY_SECONDS = 1.0
 
 
 @dataclass
 class GameClient:
-    name: str
+    """One game: its facts, its messages and the stub to call it."""
+
+    info: match_pb2.GameInfo
     messages: ModuleType
-    policy: Policy
     stub: MatchServiceAsyncStub
 
-    def pack(self, message_name: str, data: Any) -> any_pb2.Any:
-        """JSON from an HTTP client → the game's message, packed; strict."""
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    def message(self, name: str) -> type[Message]:
+        cls = getattr(self.messages, name, None)
+        if cls is None:
+            raise not_found("no_such_message", f"{self.name} has no {name}")
+        return cast(type[Message], cls)
+
+    def pack(self, name: str, data: Any, reason: str) -> any_pb2.Any:
+        """JSON from an HTTP client → the game's ``name`` message, packed;
+        strict (unknown fields fail with ``reason``)."""
+        message = self.message(name)()
         if not isinstance(data, dict):
-            raise BadGameInput(f"{message_name.lower()} must be a JSON object")
-        message: Message = getattr(self.messages, message_name)()
+            raise invalid(reason, f"{name.lower()} must be a JSON object")
         try:
             json_format.ParseDict(data, message)
         except json_format.ParseError as exc:
-            raise BadGameInput(str(exc)) from None
+            raise invalid(reason, str(exc)) from None
         packed = any_pb2.Any()
         packed.Pack(message)
         return packed
 
+    def unpack(self, name: str, packed: any_pb2.Any, reason: str) -> Message:
+        """A client's packed message, checked to be the game's ``name``."""
+        message = self.message(name)()
+        if packed.ByteSize() and not packed.Unpack(message):
+            raise invalid(reason, f"expected a {message.DESCRIPTOR.full_name}")
+        return message
 
-def load_clients(addresses: dict[str, str]) -> tuple[dict[str, GameClient], list[grpc.aio.Channel]]:
-    """One long-lived channel per game whose stubs were generated."""
-    clients, channels = {}, []
-    for name, policy in POLICIES.items():
-        try:
-            messages = importlib.import_module(f"rodada.{name}.v1.{name}_pb2")
-        except ModuleNotFoundError:
-            continue
-        channel = grpc.aio.insecure_channel(addresses[name])
-        channels.append(channel)
-        stub = cast("MatchServiceAsyncStub", match_pb2_grpc.MatchServiceStub(channel))
-        clients[name] = GameClient(name, messages, policy, stub)
-    return clients, channels
+    def mode(self, name: str) -> match_pb2.Mode:
+        for mode in self.info.modes:
+            if mode.name == name:
+                return mode
+        raise not_found("unknown_mode", f"{self.name} has no mode {name!r}")
+
+    def mode_for(self, seats: int, options: dict[str, Any]) -> match_pb2.Mode:
+        """The mode a table of ``seats`` with ``options`` plays (as the game's
+        kit decides: unset options fit any mode, set ones must agree)."""
+        for mode in self.info.modes:
+            wanted = json_format.MessageToDict(mode.options)
+            if seats in mode.seat_counts and all(options.get(k, v) == v for k, v in wanted.items()):
+                return mode
+        counts = sorted({s for m in self.info.modes for s in m.seat_counts})
+        raise invalid(
+            "invalid_seats", f"{self.name} tables have {', '.join(map(str, counts))} seats for these options"
+        )
 
 
-def message_json(message: Message) -> dict[str, Any]:
-    """A reply for HTTP clients: proto JSON with field names as in the .proto."""
-    return json_format.MessageToDict(
-        message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
-    )
+class Games:
+    """Every configured game; a game is usable once it has described itself."""
+
+    def __init__(self, addresses: dict[str, str]) -> None:
+        self._addresses = addresses
+        self._channels = {
+            name: grpc.aio.insecure_channel(f"dns:///{address}", options=CHANNEL_OPTIONS)
+            for name, address in addresses.items()
+        }
+        self._games: dict[str, GameClient] = {}
+        self._describing: asyncio.Task[None] | None = None
+
+    @property
+    def names(self) -> list[str]:
+        return sorted(self._addresses)
+
+    def described(self) -> list[GameClient]:
+        return [self._games[name] for name in sorted(self._games)]
+
+    def get(self, name: str) -> GameClient:
+        game = self._games.get(name)
+        if game is not None:
+            return game
+        if name in self._addresses:
+            raise unavailable(f"{name} is not reachable yet; retry shortly")
+        raise not_found("unknown_game", f"no game {name!r}; games: {', '.join(self.names)}")
+
+    async def start(self, wait_seconds: float = 0.0) -> None:
+        """Describe every game, in the background until all have answered;
+        wait up to ``wait_seconds`` for them first."""
+        self._describing = asyncio.create_task(self._describe_all())
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._describing), wait_seconds)
+
+    async def _describe_all(self) -> None:
+        pending = set(self._addresses)
+        while pending:
+            for name in sorted(pending):
+                try:
+                    self._games[name] = await self._describe(name)
+                    pending.discard(name)
+                except (grpc.aio.AioRpcError, ImportError, Refused) as error:
+                    log.warning("game %s not described yet: %s", name, error)
+            if pending:
+                await asyncio.sleep(DESCRIBE_RETRY_SECONDS)
+
+    async def _describe(self, name: str) -> GameClient:
+        stub = cast("MatchServiceAsyncStub", match_pb2_grpc.MatchServiceStub(self._channels[name]))
+        reply = await stub.Describe(match_pb2.DescribeRequest(), timeout=5)
+        info = reply.game
+        if info.name != name:
+            raise invalid("misconfigured", f"{self._addresses[name]} serves {info.name}, not {name}")
+        package = info.proto_package
+        messages = importlib.import_module(f"{package}.{package.split('.')[-2]}_pb2")
+        return GameClient(info, messages, stub)
+
+    async def close(self) -> None:
+        if self._describing is not None:
+            self._describing.cancel()
+        for channel in self._channels.values():
+            await channel.close(None)

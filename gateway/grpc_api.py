@@ -1,243 +1,286 @@
 """The platform's gRPC face (rodada.platform.v1.PlatformService) for mobile
 apps, served by the gateway process beside its HTTP API, on the same
-Platform: the same accounts, tables, limits and error codes."""
+Platform: the same operations, limits and error codes as the HTTP routes
+(the parity test holds them to it). The kit's call guard in front gives it
+the game services' metrics, error model and treatment of undecodable
+requests."""
 
 from __future__ import annotations
 
-import functools
-import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator
+from typing import Any, TypeAlias, cast
 
 import grpc
 from google.protobuf import json_format
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
-from rodada.common.v1 import match_pb2
 from rodada.platform.v1 import platform_pb2, platform_pb2_grpc
 
-from gateway.accounts import AccountError
-from gateway.matchmaking import Matchmaking
-from gateway.platform import ApiError, Caller, Platform, api_error
-from gateway.tables import TableError, public_table
-from services.kit.errors import ServiceError
-from services.kit.tokens import TokenError
+from gateway.feeds import feed_message
+from gateway.matches import Caller
+from gateway.matchmaking.queues import ticket_message, ticket_update
+from gateway.platform import Platform
+from gateway.sessions import user_message
+from services.kit.guard import CallGuard, bearer
+from services.kit.server import SERVER_OPTIONS
 
-T = TypeVar("T")
-log = logging.getLogger("rodada.gateway.grpc")
-DOMAIN = "rodada.platform"
 SERVICE = platform_pb2.DESCRIPTOR.services_by_name["PlatformService"].full_name
+OPEN_METHODS = {f"/{SERVICE}/{name}" for name in ("SignUp", "LogIn", "LogInAsGuest", "Refresh", "ListGames")}
 
-_STATUS = {
-    401: grpc.StatusCode.UNAUTHENTICATED,
-    403: grpc.StatusCode.PERMISSION_DENIED,
-    404: grpc.StatusCode.NOT_FOUND,
-    409: grpc.StatusCode.FAILED_PRECONDITION,
-    422: grpc.StatusCode.INVALID_ARGUMENT,
-    429: grpc.StatusCode.RESOURCE_EXHAUSTED,
-    503: grpc.StatusCode.UNAVAILABLE,
-}
-_SPECIAL = {"stale_version": grpc.StatusCode.ABORTED, "username_taken": grpc.StatusCode.ALREADY_EXISTS}
-
-
-async def _fail(context: grpc.aio.ServicerContext[Any, Any], error: Exception) -> None:
-    if isinstance(error, ApiError | AccountError | TableError):
-        code = _SPECIAL.get(error.code) or _STATUS.get(error.status, grpc.StatusCode.UNKNOWN)
-        failure = ServiceError(code, error.code, error.message)
-    else:
-        log.error("platform call failed", exc_info=error)
-        failure = ServiceError(grpc.StatusCode.INTERNAL, "internal", "internal error")
-    status = failure.to_status(DOMAIN)
-    await context.abort(status.code, status.details, status.trailing_metadata)
-
-
-def _caller(platform: Platform, context: grpc.aio.ServicerContext[Any, Any]) -> Caller:
-    for key, value in context.invocation_metadata() or ():
-        if key == "authorization" and str(value).lower().startswith("bearer "):
-            token = str(value)[7:].strip()
-            try:
-                return Caller(platform.verifier.verify(token), token)
-            except TokenError as exc:
-                raise ApiError(401, "unauthenticated", str(exc)) from None
-    raise ApiError(401, "unauthenticated", "missing bearer token in 'authorization' metadata")
-
-
-def _session(data: dict[str, Any]) -> platform_pb2.Session:
-    return json_format.ParseDict(data, platform_pb2.Session(), ignore_unknown_fields=True)
-
-
-def _table(table: dict[str, Any]) -> platform_pb2.Table:
-    return platform_pb2.Table(
-        id=table["id"],
-        game=table["game"],
-        seats=table["seats"],
-        players=[
-            platform_pb2.TablePlayer(user_id=p.get("user_id", ""), name=p["name"], cpu=p.get("cpu", False))
-            if p
-            else platform_pb2.TablePlayer()
-            for p in table["players"]
-        ],
-        status=table["status"],
-        invite_code=table.get("invite_code", ""),
-        host=table["host"],
-        open=table.get("open", False),
-        teams=[platform_pb2.Team(name=t["name"], seats=t["seats"]) for t in table.get("teams", [])],
-    )
-
-
-def guarded(method: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
-    """Every refusal becomes a gRPC status with its ErrorInfo reason."""
-
-    @functools.wraps(method)
-    async def call(self: PlatformServicer, request: Any, context: Any) -> T:
-        try:
-            return await method(self, request, context)
-        except Exception as error:
-            await _fail(context, error)
-            raise  # abort() has raised already
-
-    return call
+Context: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"
 
 
 class PlatformServicer(platform_pb2_grpc.PlatformServiceServicer):
-    def __init__(self, platform: Platform, matchmaking: Matchmaking) -> None:
+    def __init__(self, platform: Platform) -> None:
         self.p = platform
-        self.matchmaking = matchmaking
 
-    @guarded
-    async def SignUp(self, request: platform_pb2.Credentials, context: Any) -> platform_pb2.Session:
-        return _session(await self.p.register(request.username, request.password, context.peer()))
+    def _caller(self, context: Context) -> Caller:
+        return self.p.sessions.caller(bearer(context.invocation_metadata()))
 
-    @guarded
-    async def LogIn(self, request: platform_pb2.Credentials, context: Any) -> platform_pb2.Session:
-        return _session(await self.p.login(request.username, request.password, context.peer()))
-
-    @guarded
-    async def LogInAsGuest(self, request: platform_pb2.GuestRequest, context: Any) -> platform_pb2.Session:
-        return _session(await self.p.guest(request.name or None, context.peer()))
-
-    @guarded
-    async def Refresh(self, request: platform_pb2.RefreshRequest, context: Any) -> platform_pb2.Session:
-        return _session(await self.p.refresh(request.refresh_token))
-
-    @guarded
-    async def CreateTable(self, request: platform_pb2.CreateTableRequest, context: Any) -> platform_pb2.Table:
-        caller = _caller(self.p, context)
-        options = self._options(request)
-        table = await self.p.create_table(
-            caller.identity, request.game, request.seats, options, list(request.cpu_seats)
-        )
-        return _table(table)
-
-    @guarded
-    async def JoinTable(self, request: platform_pb2.JoinTableRequest, context: Any) -> platform_pb2.Table:
-        caller = _caller(self.p, context)
-        table = await self.p.tables.join(caller.identity, request.invite_code)
-        return _table(public_table(table))
-
-    @guarded
-    async def SitAtTable(self, request: platform_pb2.SitRequest, context: Any) -> platform_pb2.Table:
-        caller = _caller(self.p, context)
-        seat = request.seat if request.HasField("seat") else None
-        table, _ = await self.p.sit(caller, request.table_id, seat)
-        return _table(table)
-
-    @guarded
-    async def GetTable(self, request: platform_pb2.TableRequest, context: Any) -> platform_pb2.Table:
-        caller = _caller(self.p, context)
-        table = await self.p.tables.get(request.table_id)
-        return _table(table if table["host"] == caller.identity.user_id else public_table(table))
-
-    @guarded
-    async def StartTable(self, request: platform_pb2.TableRequest, context: Any) -> match_pb2.Snapshot:
-        caller = _caller(self.p, context)
-        return await self.p.start(request.table_id, caller.identity, caller)
-
-    @guarded
-    async def LeaveTable(self, request: platform_pb2.TableRequest, context: Any) -> platform_pb2.LeaveReply:
-        caller = _caller(self.p, context)
-        table, snapshot = await self.p.leave(caller, request.table_id)
-        if snapshot is not None:
-            return platform_pb2.LeaveReply(match=snapshot)
-        return platform_pb2.LeaveReply(table=_table(table))
-
-    @guarded
-    async def GetView(self, request: platform_pb2.TableRequest, context: Any) -> match_pb2.Snapshot:
-        return await self.p.view(request.table_id, _caller(self.p, context))
-
-    @guarded
-    async def Act(self, request: platform_pb2.ActRequest, context: Any) -> match_pb2.Snapshot:
-        caller = _caller(self.p, context)
-        return await self.p.act(caller, request.table_id, request.expected_version, request.action)
-
-    async def Follow(
-        self, request: platform_pb2.FollowRequest, context: Any
-    ) -> AsyncIterator[match_pb2.MatchEvent]:
-        try:
-            caller = _caller(self.p, context)
-            game = await self.p.playing(request.table_id)
-            watch = match_pb2.WatchRequest(match_id=request.table_id, after_event_id=request.after_event_id)
-            stream = game.stub.Watch(watch, metadata=caller.metadata)
-            try:
-                async for event in stream:
-                    yield event
-            except grpc.aio.AioRpcError as error:
-                raise api_error(error) from None
-            finally:
-                stream.cancel()
-        except Exception as error:
-            await _fail(context, error)
-
-    async def FindMatch(
-        self, request: platform_pb2.FindMatchRequest, context: Any
-    ) -> AsyncIterator[platform_pb2.TicketUpdate]:
-        try:
-            caller = _caller(self.p, context)
-            options = self._options(request)
-            ticket = await self.matchmaking.create(
-                caller.identity, request.game, options, request.ranked, request.party
-            )
-            async for update in self._follow(ticket["id"], caller):
-                yield update
-        except Exception as error:
-            await _fail(context, error)
-
-    async def JoinParty(
-        self, request: platform_pb2.JoinPartyRequest, context: Any
-    ) -> AsyncIterator[platform_pb2.TicketUpdate]:
-        try:
-            caller = _caller(self.p, context)
-            ticket = await self.matchmaking.join_party(caller.identity, request.party_code)
-            async for update in self._follow(ticket["id"], caller):
-                yield update
-        except Exception as error:
-            await _fail(context, error)
-
-    def _options(
-        self, request: platform_pb2.CreateTableRequest | platform_pb2.FindMatchRequest
-    ) -> dict[str, Any]:
-        """The game's packed Options as the JSON dict tables and queues keep."""
+    def _options(self, game: str, request: Any) -> dict[str, Any]:
+        """A request's packed Options as the JSON dict tables and queues keep."""
         if not request.HasField("options"):
             return {}
-        message = self.p.game(request.game).messages.Options()
-        if not request.options.Unpack(message):
-            raise ApiError(422, "invalid_options", f"options must be a {message.DESCRIPTOR.full_name}")
+        message = self.p.games.get(game).unpack("Options", request.options, "invalid_options")
         return json_format.MessageToDict(message, preserving_proto_field_name=True)
 
-    async def _follow(self, ticket_id: str, caller: Caller) -> AsyncIterator[platform_pb2.TicketUpdate]:
-        async for update in self.matchmaking.follow(ticket_id, caller.identity):
-            message = platform_pb2.TicketUpdate(ticket_id=ticket_id)
-            json_format.ParseDict(update, message, ignore_unknown_fields=True)
-            yield message
+    # -- accounts --------------------------------------------------------------
+
+    async def SignUp(
+        self, request: platform_pb2.SignUpRequest, context: Context
+    ) -> platform_pb2.SignUpResponse:
+        session = await self.p.sessions.register(request.username, request.password, context.peer())
+        return platform_pb2.SignUpResponse(session=session)
+
+    async def LogIn(self, request: platform_pb2.LogInRequest, context: Context) -> platform_pb2.LogInResponse:
+        session = await self.p.sessions.login(request.username, request.password, context.peer())
+        return platform_pb2.LogInResponse(session=session)
+
+    async def LogInAsGuest(
+        self, request: platform_pb2.LogInAsGuestRequest, context: Context
+    ) -> platform_pb2.LogInAsGuestResponse:
+        session = await self.p.sessions.guest(request.name or None, context.peer())
+        return platform_pb2.LogInAsGuestResponse(session=session)
+
+    async def Refresh(
+        self, request: platform_pb2.RefreshRequest, context: Context
+    ) -> platform_pb2.RefreshResponse:
+        return platform_pb2.RefreshResponse(session=await self.p.sessions.refresh(request.refresh_token))
+
+    async def GetMe(self, request: platform_pb2.GetMeRequest, context: Context) -> platform_pb2.GetMeResponse:
+        return platform_pb2.GetMeResponse(user=user_message(self._caller(context).identity))
+
+    async def ListGames(
+        self, request: platform_pb2.ListGamesRequest, context: Context
+    ) -> platform_pb2.ListGamesResponse:
+        return platform_pb2.ListGamesResponse(games=[g.info for g in self.p.games.described()])
+
+    # -- tables --------------------------------------------------------------
+
+    async def CreateTable(
+        self, request: platform_pb2.CreateTableRequest, context: Context
+    ) -> platform_pb2.CreateTableResponse:
+        caller = self._caller(context)
+        game = self.p.games.get(request.game)
+        options = self._options(request.game, request)
+        table = await self.p.tables.create(
+            caller.identity, game, request.seats, options, list(request.cpu_seats)
+        )
+        return platform_pb2.CreateTableResponse(table=self.p.tables.message(table, caller.user_id))
+
+    async def ListOpenTables(
+        self, request: platform_pb2.ListOpenTablesRequest, context: Context
+    ) -> platform_pb2.ListOpenTablesResponse:
+        caller = self._caller(context)
+        tables = await self.p.tables.open_tables(self.p.games.get(request.game))
+        return platform_pb2.ListOpenTablesResponse(
+            tables=[self.p.tables.message(t, caller.user_id) for t in tables]
+        )
+
+    async def GetTable(
+        self, request: platform_pb2.GetTableRequest, context: Context
+    ) -> platform_pb2.GetTableResponse:
+        caller = self._caller(context)
+        table, last_event_id = await self.p.tables.load(request.table_id)
+        return platform_pb2.GetTableResponse(
+            table=self.p.tables.message(table, caller.user_id, last_event_id)
+        )
+
+    async def JoinTable(
+        self, request: platform_pb2.JoinTableRequest, context: Context
+    ) -> platform_pb2.JoinTableResponse:
+        caller = self._caller(context)
+        table = await self.p.tables.join(caller.identity, request.invite_code)
+        return platform_pb2.JoinTableResponse(table=self.p.tables.message(table, caller.user_id))
+
+    async def SitAtTable(
+        self, request: platform_pb2.SitAtTableRequest, context: Context
+    ) -> platform_pb2.SitAtTableResponse:
+        caller = self._caller(context)
+        seat = request.seat if request.HasField("seat") else None
+        table, snapshot = await self.p.play.sit(caller, request.table_id, seat)
+        return platform_pb2.SitAtTableResponse(
+            table=self.p.tables.message(table, caller.user_id), match=snapshot
+        )
+
+    async def CreateInvite(
+        self, request: platform_pb2.CreateInviteRequest, context: Context
+    ) -> platform_pb2.CreateInviteResponse:
+        caller = self._caller(context)
+        invite = await self.p.tables.invite(caller.identity, request.table_id, request.team or None)
+        return platform_pb2.CreateInviteResponse(invite=platform_pb2.Invite(**invite))
+
+    async def RevokeInvite(
+        self, request: platform_pb2.RevokeInviteRequest, context: Context
+    ) -> platform_pb2.RevokeInviteResponse:
+        await self.p.tables.revoke(self._caller(context).identity, request.table_id, request.code)
+        return platform_pb2.RevokeInviteResponse()
+
+    async def ArrangeSeats(
+        self, request: platform_pb2.ArrangeSeatsRequest, context: Context
+    ) -> platform_pb2.ArrangeSeatsResponse:
+        caller = self._caller(context)
+        table = await self.p.tables.arrange(caller.identity, request.table_id, list(request.seats))
+        return platform_pb2.ArrangeSeatsResponse(table=self.p.tables.message(table, caller.user_id))
+
+    async def StartTable(
+        self, request: platform_pb2.StartTableRequest, context: Context
+    ) -> platform_pb2.StartTableResponse:
+        return platform_pb2.StartTableResponse(
+            match=await self.p.play.start(self._caller(context), request.table_id)
+        )
+
+    async def LeaveTable(
+        self, request: platform_pb2.LeaveTableRequest, context: Context
+    ) -> platform_pb2.LeaveTableResponse:
+        caller = self._caller(context)
+        table, snapshot = await self.p.play.leave(caller, request.table_id)
+        reply = platform_pb2.LeaveTableResponse(match=snapshot)
+        if table is not None:
+            reply.table.CopyFrom(self.p.tables.message(table, caller.user_id))
+        return reply
+
+    # -- play ----------------------------------------------------------------
+
+    async def GetView(
+        self, request: platform_pb2.GetViewRequest, context: Context
+    ) -> platform_pb2.GetViewResponse:
+        return platform_pb2.GetViewResponse(
+            match=await self.p.play.view(self._caller(context), request.table_id)
+        )
+
+    async def Act(self, request: platform_pb2.ActRequest, context: Context) -> platform_pb2.ActResponse:
+        caller = self._caller(context)
+        snapshot = await self.p.play.act(caller, request.table_id, request.expected_version, request.action)
+        return platform_pb2.ActResponse(match=snapshot)
+
+    async def Ask(self, request: platform_pb2.AskRequest, context: Context) -> platform_pb2.AskResponse:
+        reply = await self.p.play.ask(self._caller(context), request.table_id, request.question)
+        return platform_pb2.AskResponse(version=reply.version, answer=reply.answer)
+
+    async def GetPresence(
+        self, request: platform_pb2.GetPresenceRequest, context: Context
+    ) -> platform_pb2.GetPresenceResponse:
+        self._caller(context)
+        return platform_pb2.GetPresenceResponse(connected=await self.p.play.presence(request.table_id))
+
+    async def FollowTable(
+        self, request: platform_pb2.FollowTableRequest, context: Context
+    ) -> AsyncIterator[platform_pb2.FollowTableResponse]:
+        items = self.p.feeds.follow(self._caller(context), request.table_id, request.after_event_id)
+        try:
+            async for item in items:
+                yield platform_pb2.FollowTableResponse(**cast(Any, feed_message(item.message)))
+        finally:
+            await items.aclose()
+
+    # -- matchmaking ---------------------------------------------------------
+
+    async def _follow_ticket(
+        self, ticket_id: str, caller: Caller
+    ) -> AsyncIterator[platform_pb2.TicketUpdate]:
+        updates = self.p.matchmaking.follow(ticket_id, caller.identity)
+        try:
+            async for update in updates:
+                yield ticket_update(ticket_id, update)
+        finally:
+            await updates.aclose()
+
+    async def FindMatch(
+        self, request: platform_pb2.FindMatchRequest, context: Context
+    ) -> AsyncIterator[platform_pb2.FindMatchResponse]:
+        caller = self._caller(context)
+        options = self._options(request.game, request)
+        ticket = await self.p.matchmaking.create(
+            caller.identity, request.game, options, request.ranked, request.party
+        )
+        async for update in self._follow_ticket(ticket["id"], caller):
+            yield platform_pb2.FindMatchResponse(update=update)
+
+    async def JoinParty(
+        self, request: platform_pb2.JoinPartyRequest, context: Context
+    ) -> AsyncIterator[platform_pb2.JoinPartyResponse]:
+        caller = self._caller(context)
+        ticket = await self.p.matchmaking.join_party(caller.identity, request.party_code)
+        async for update in self._follow_ticket(ticket["id"], caller):
+            yield platform_pb2.JoinPartyResponse(update=update)
+
+    async def FollowTicket(
+        self, request: platform_pb2.FollowTicketRequest, context: Context
+    ) -> AsyncIterator[platform_pb2.FollowTicketResponse]:
+        async for update in self._follow_ticket(request.ticket_id, self._caller(context)):
+            yield platform_pb2.FollowTicketResponse(update=update)
+
+    async def GetTicket(
+        self, request: platform_pb2.GetTicketRequest, context: Context
+    ) -> platform_pb2.GetTicketResponse:
+        view = await self.p.matchmaking.describe(request.ticket_id, self._caller(context).identity)
+        return platform_pb2.GetTicketResponse(ticket=ticket_message(view, self.p.games))
+
+    async def CancelTicket(
+        self, request: platform_pb2.CancelTicketRequest, context: Context
+    ) -> platform_pb2.CancelTicketResponse:
+        await self.p.matchmaking.cancel(request.ticket_id, self._caller(context).identity)
+        return platform_pb2.CancelTicketResponse()
+
+    # -- standings -----------------------------------------------------------
+
+    async def GetLeaderboard(
+        self, request: platform_pb2.GetLeaderboardRequest, context: Context
+    ) -> platform_pb2.GetLeaderboardResponse:
+        self._caller(context)
+        return await self.p.standings.leaderboard(request.game, request.mode, request.offset, request.limit)
+
+    async def ListRatings(
+        self, request: platform_pb2.ListRatingsRequest, context: Context
+    ) -> platform_pb2.ListRatingsResponse:
+        self._caller(context)
+        return await self.p.standings.ratings(request.user_id)
+
+    async def GetRatingHistory(
+        self, request: platform_pb2.GetRatingHistoryRequest, context: Context
+    ) -> platform_pb2.GetRatingHistoryResponse:
+        self._caller(context)
+        return await self.p.standings.rating_history(
+            request.user_id, request.game, request.mode, request.offset, request.limit
+        )
+
+    async def ListMatchHistory(
+        self, request: platform_pb2.ListMatchHistoryRequest, context: Context
+    ) -> platform_pb2.ListMatchHistoryResponse:
+        self._caller(context)
+        return await self.p.standings.matches(request.user_id, request.offset, request.limit)
 
 
-async def start_server(platform: Platform, matchmaking: Matchmaking, host: str, port: int) -> grpc.aio.Server:
-    server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
-    platform_pb2_grpc.add_PlatformServiceServicer_to_server(PlatformServicer(platform, matchmaking), server)
+async def start(platform: Platform, address: str) -> grpc.aio.Server:
+    """Serve the face; the caller stops it (after draining the feeds)."""
+    guard = CallGuard(platform.sessions.verifier, "platform", open_methods=OPEN_METHODS)
+    server = grpc.aio.server(interceptors=[guard], options=SERVER_OPTIONS)
+    platform_pb2_grpc.add_PlatformServiceServicer_to_server(PlatformServicer(platform), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection((SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
-    server.add_insecure_port(f"{host}:{port}")
+    server.add_insecure_port(address)
     await server.start()
     for name in ("", SERVICE):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)

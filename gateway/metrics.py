@@ -14,7 +14,9 @@ HTTP_SECONDS = Histogram(
     ["method", "route"],
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5),
 )
-WS_CONNECTIONS = Gauge("rodada_websocket_connections", "Open WebSocket feeds")
+WS_CONNECTIONS = Gauge("rodada_websocket_connections", "Open WebSockets (table feeds and ticket feeds)")
+FEEDS_OPEN = Gauge("rodada_feeds_open", "Open table feeds on this replica (WebSocket and gRPC)")
+FEEDS_REFUSED = Counter("rodada_feeds_refused_total", "Feeds refused because their user had too many open")
 TIMERS_FIRED = Counter(
     "rodada_timers_fired_total", "Deadlines fired, by game and what was done", ["game", "action"]
 )

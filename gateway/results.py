@@ -1,13 +1,16 @@
-"""Finished matches: match history, forfeits, and ratings for ranked tables.
+"""Finished matches: match histories, forfeits, and ratings for ranked tables.
 
 Game services append every finished match to the ``results`` stream. Every
 gateway replica reads it in one consumer group, so each result goes to one
-replica; ``rated:<match>`` (SET NX) makes a redelivery after a crash harmless.
+replica at a time; entries a replica took and never acknowledged (it died)
+are claimed by another after ``RECLAIM_IDLE_MS``.
 
-Keys: ``rating:<game>:<mode>:<user>`` hash (rating, deviation, volatility,
-games); ``leaderboard:<game>:<mode>`` sorted set by rating;
-``rating-history:<game>:<mode>:<user>`` and ``matches:<user>`` lists, newest
-first.
+Recording is safe to repeat at any point: the rating changes are computed
+once and stored (``rating-plan:<match>``, SET NX) before anything is
+applied; each player's part (rating, rating history, match history) is one
+script on that player's keys that does nothing if the match is already in
+the player's record; the leaderboard entry is a plain set. Only then is the
+result marked recorded and acknowledged.
 """
 
 from __future__ import annotations
@@ -18,151 +21,206 @@ import logging
 import os
 import socket
 import time
-from typing import Any
+from typing import Any, cast
 
 import orjson
+from google.protobuf import json_format
 from redis.exceptions import ResponseError
+from rodada.platform.v1 import platform_pb2
 
 from gateway import metrics
-from gateway.platform import Platform
+from gateway.games import Games
 from gateway.ratings import Rating, update_placings, update_teams
-from services.kit.store import RESULTS_STREAM
+from services.kit import keys
+from services.kit.store import RedisClient
 from services.kit.tasks import cancel_requested
 
 log = logging.getLogger("rodada.gateway.results")
 GROUP = "ratings"
 HISTORY_LENGTH = 200
+PLAN_SECONDS = 30 * 24 * 3600
+RECLAIM_IDLE_MS = 60_000
+
+# KEYS: recorded, rating, rating history, match history. ARGV: match, now,
+# history length, match entry, then (if rated) rating fields and the change.
+_RECORD = """
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+redis.call('ZREMRANGEBYRANK', KEYS[1], 0, -1001)
+redis.call('LPUSH', KEYS[4], ARGV[4])
+redis.call('LTRIM', KEYS[4], 0, tonumber(ARGV[3]) - 1)
+if #ARGV > 4 then
+  redis.call('HSET', KEYS[2], 'rating', ARGV[5], 'deviation', ARGV[6], 'volatility', ARGV[7])
+  redis.call('HINCRBY', KEYS[2], 'games', 1)
+  redis.call('LPUSH', KEYS[3], ARGV[8])
+  redis.call('LTRIM', KEYS[3], 0, tonumber(ARGV[3]) - 1)
+end
+return 1
+"""
 
 
-def rating_key(game: str, mode: str, user_id: str) -> str:
-    return f"rating:{game}:{mode}:{user_id}"
+def rating_message(stored: dict[str, str]) -> platform_pb2.Rating:
+    rating = Rating(float(stored["rating"]), float(stored["deviation"]), float(stored["volatility"]))
+    return _rating(rating, int(stored.get("games", 0)))
 
 
-def leaderboard_key(game: str, mode: str) -> str:
-    return f"leaderboard:{game}:{mode}"
+def _rating(rating: Rating, games: int) -> platform_pb2.Rating:
+    return platform_pb2.Rating(
+        rating=rating.rating,
+        deviation=rating.deviation,
+        volatility=rating.volatility,
+        provisional=rating.provisional,
+        games=games,
+    )
 
 
-def rating_history_key(game: str, mode: str, user_id: str) -> str:
-    return f"rating-history:{game}:{mode}:{user_id}"
+class Results:
+    def __init__(self, redis: RedisClient, games: Games) -> None:
+        self.redis = redis
+        self.games = games
+        self._record = redis.register_script(_RECORD)
 
+    async def load_rating(self, game: str, mode: str, user_id: str) -> tuple[Rating, int]:
+        stored = cast(dict[str, str], await self.redis.hgetall(keys.rating(game, mode, user_id)))
+        if not stored:
+            return Rating(), 0
+        rating = Rating(float(stored["rating"]), float(stored["deviation"]), float(stored["volatility"]))
+        return rating, int(stored.get("games", 0))
 
-def matches_key(user_id: str) -> str:
-    return f"matches:{user_id}"
-
-
-def mode_of(game: str, options: dict[str, Any], seats: int) -> str:
-    """Ratings are kept per game and mode: Bozó's duel and duplas differ."""
-    if game == "bozo":
-        return {1: "solo", 2: "duel", 4: "duplas"}.get(seats, str(options.get("mode", "")).lower())
-    return "standard"
-
-
-async def load_rating(platform: Platform, game: str, mode: str, user_id: str) -> Rating:
-    stored = await platform.redis.hgetall(rating_key(game, mode, user_id))
-    if not stored:
-        return Rating()
-    return Rating(float(stored["rating"]), float(stored["deviation"]), float(stored["volatility"]))
-
-
-async def run_results(platform: Platform) -> None:
-    """Consume finished matches forever."""
-    consumer = f"{socket.gethostname()}-{os.getpid()}"
-    with contextlib.suppress(ResponseError):  # the group exists: another replica made it
-        await platform.redis.xgroup_create(RESULTS_STREAM, GROUP, id="0", mkstream=True)
-    while not cancel_requested():
-        try:
-            # Our own pending entries first (a restart), then new ones.
-            for start in ("0", ">"):
-                reply: list[tuple[str, list[tuple[str, dict[str, str]]]]] = await platform.redis.xreadgroup(  # type: ignore[assignment]
-                    GROUP, consumer, {RESULTS_STREAM: start}, count=50, block=2000 if start == ">" else None
+    async def run(self) -> None:
+        """Consume finished matches forever."""
+        consumer = f"{socket.gethostname()}-{os.getpid()}"
+        with contextlib.suppress(ResponseError):  # the group exists: another replica made it
+            await self.redis.xgroup_create(keys.RESULTS, GROUP, id="0", mkstream=True)
+        while not cancel_requested():
+            try:
+                # A dead replica's unacknowledged entries, ours after a
+                # restart, then new ones.
+                claimed: list[Any] = await self.redis.xautoclaim(
+                    keys.RESULTS, GROUP, consumer, RECLAIM_IDLE_MS, start_id="0-0", count=50
                 )
-                for _, entries in reply or []:
-                    for entry_id, fields in entries:
-                        await record(
-                            platform, fields["game"], fields["match"], orjson.loads(fields["result"])
-                        )
-                        await platform.redis.xack(RESULTS_STREAM, GROUP, entry_id)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("recording results failed")
-            await asyncio.sleep(1)
+                await self._handle(claimed[1])
+                for start in ("0", ">"):
+                    reply: Any = await self.redis.xreadgroup(
+                        GROUP, consumer, {keys.RESULTS: start}, count=50, block=2000 if start == ">" else None
+                    )
+                    for _, entries in reply or []:
+                        await self._handle(entries)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("recording results failed")
+                await asyncio.sleep(1)
 
+    async def _handle(self, entries: list[Any]) -> None:
+        for entry_id, fields in entries:
+            if not fields:
+                continue  # trimmed from the stream meanwhile
+            await self.record(fields["game"], fields["match"], orjson.loads(fields["result"]))
+            await self.redis.xack(keys.RESULTS, GROUP, entry_id)
 
-async def record(platform: Platform, game: str, match_id: str, result: dict[str, Any]) -> None:
-    """Record one finished match, once."""
-    if not await platform.redis.set(f"rated:{match_id}", 1, nx=True, ex=30 * 24 * 3600):
-        return
-    seats = result["seats"]
-    humans = [i for i, seat in enumerate(seats) if not seat["cpu"]]
-    table = await platform.redis.get(f"table:{match_id}")
-    ranked = bool(table and orjson.loads(table).get("ranked"))
-    mode = mode_of(game, result["options"], len(seats))
-    if result["reason"] in ("forfeit", "inactivity"):
-        metrics.FORFEITS.labels(game, result["reason"]).inc()
-    changes: dict[int, tuple[Rating, Rating]] = {}
-    if ranked and len(humans) >= 2:
-        changes = await rate(platform, game, mode, seats, humans, result["ranks"])
-    for seat in humans:
-        user = seats[seat]["user_id"]
-        entry: dict[str, Any] = {
-            "match": match_id,
-            "game": game,
-            "mode": mode,
-            "ranked": ranked,
-            "seat": seat,
-            "rank": result["ranks"][seat],
-            "ranks": result["ranks"],
-            "scores": result["scores"],
-            "reason": result["reason"],
-            "players": [s["display_name"] for s in seats],
-            "finished_at": result["finished_at"],
-        }
-        if seat in changes:
-            before, after = changes[seat]
-            entry["rating"] = {"before": round(before.rating, 1), "after": round(after.rating, 1)}
-        pipe = platform.redis.pipeline(transaction=False)
-        pipe.lpush(matches_key(user), orjson.dumps(entry))
-        pipe.ltrim(matches_key(user), 0, HISTORY_LENGTH - 1)
-        await pipe.execute()
+    async def record(self, game: str, match_id: str, result: dict[str, Any]) -> None:
+        """Record one finished match, once, whatever happens midway."""
+        if await self.redis.exists(keys.rated(match_id)):
+            return
+        seats = result["seats"]
+        humans = [i for i, seat in enumerate(seats) if not seat["cpu"]]
+        table = await self.redis.hget(keys.match(match_id), "table")
+        ranked = bool(table and orjson.loads(table).get("ranked"))
+        mode = result["mode"]
+        plan = await self._plan(game, mode, match_id, seats, humans, result["ranks"]) if ranked else {}
+        now = time.time()
+        for seat in humans:
+            user = seats[seat]["user_id"]
+            entry = platform_pb2.MatchRecord(
+                match_id=match_id,
+                game=game,
+                mode=mode,
+                seat=seat,
+                rank=result["ranks"][seat],
+                reason=result["reason"],
+                forfeited=seat in result["forfeited"],
+                ranked=ranked,
+                finished_at=result["finished_at"],
+                players=[
+                    platform_pb2.TablePlayer(user_id=s["user_id"], name=s["display_name"], cpu=s["cpu"])
+                    for s in seats
+                ],
+            )
+            if result["scores"]:
+                entry.score = result["scores"][seat]
+            args: list[Any] = [match_id, now, HISTORY_LENGTH, _json(entry)]
+            change = plan.get(str(seat))
+            if change:
+                after = change["after"]
+                history = platform_pb2.RatingChange(
+                    match_id=match_id,
+                    at=result["finished_at"],
+                    before=_rating(Rating(**change["before"]), change["games"]),
+                    after=_rating(Rating(**after), change["games"] + 1),
+                )
+                args += [after["rating"], after["deviation"], after["volatility"], _json(history)]
+            await self._record(
+                keys=[
+                    keys.recorded(user),
+                    keys.rating(game, mode, user),
+                    keys.rating_history(game, mode, user),
+                    keys.match_history(user),
+                ],
+                args=args,
+            )
+            if change:
+                await self.redis.zadd(keys.leaderboard(game, mode), {user: change["after"]["rating"]})
+        if result["reason"] in ("forfeit", "inactivity"):
+            metrics.FORFEITS.labels(game, result["reason"]).inc()
+        await self.redis.set(keys.rated(match_id), 1, ex=PLAN_SECONDS)
 
+    async def _plan(
+        self,
+        game: str,
+        mode: str,
+        match_id: str,
+        seats: list[dict[str, Any]],
+        humans: list[int],
+        ranks: list[int],
+    ) -> dict[str, Any]:
+        """The rating changes of a ranked match, computed once: a repeated
+        recording applies the same changes, never new ones from ratings
+        already changed."""
+        stored = await self.redis.get(keys.rating_plan(match_id))
+        if stored is None and len(humans) >= 2:
+            before = {s: await self.load_rating(game, mode, seats[s]["user_id"]) for s in humans}
+            after = self._rate(game, mode, len(seats), humans, ranks, {s: r for s, (r, _) in before.items()})
+            plan = {
+                str(s): {"before": vars(before[s][0]), "after": vars(after[s]), "games": before[s][1]}
+                for s in after
+            }
+            await self.redis.set(keys.rating_plan(match_id), orjson.dumps(plan), nx=True, ex=PLAN_SECONDS)
+            stored = await self.redis.get(keys.rating_plan(match_id))
+        return cast(dict[str, Any], orjson.loads(stored)) if stored else {}
 
-async def rate(
-    platform: Platform, game: str, mode: str, seats: list[dict[str, Any]], humans: list[int], ranks: list[int]
-) -> dict[int, tuple[Rating, Rating]]:
-    """Glicko-2 for the humans of a ranked match: teams of two as composites
-    (Bozó duplas, Dominó), otherwise pairwise from the placings."""
-    before = {s: await load_rating(platform, game, mode, seats[s]["user_id"]) for s in humans}
-    teams = platform.game(game).policy.teams.get(len(seats), ())
-    after: dict[int, Rating] = {}
-    if teams and len(teams) == 2 and len(humans) == len(seats):
-        (_, first), (_, second) = teams
-        side_a, side_b = [before[s] for s in first], [before[s] for s in second]
-        a_rank, b_rank = ranks[first[0]], ranks[second[0]]
-        score_a = 0.5 if a_rank == b_rank else float(a_rank < b_rank)
-        new_a, new_b = update_teams(side_a, side_b, score_a)
-        after = dict(zip(first, new_a, strict=True)) | dict(zip(second, new_b, strict=True))
-    else:
+    def _rate(
+        self,
+        game: str,
+        mode: str,
+        table_size: int,
+        humans: list[int],
+        ranks: list[int],
+        before: dict[int, Rating],
+    ) -> dict[int, Rating]:
+        """Glicko-2 for the humans of a ranked match: teams of two as
+        composites (the game's two teams), otherwise pairwise from the placings."""
+        teams = [tuple(t.seats) for t in self.games.get(game).mode(mode).teams]
+        if len(teams) == 2 and len(humans) == table_size:
+            first, second = teams
+            side_a, side_b = [before[s] for s in first], [before[s] for s in second]
+            a_rank, b_rank = ranks[first[0]], ranks[second[0]]
+            score_a = 0.5 if a_rank == b_rank else float(a_rank < b_rank)
+            new_a, new_b = update_teams(side_a, side_b, score_a)
+            return dict(zip(first, new_a, strict=True)) | dict(zip(second, new_b, strict=True))
         updated = update_placings([before[s] for s in humans], [ranks[s] for s in humans])
-        after = dict(zip(humans, updated, strict=True))
-    now = time.time()
-    for seat, rating in after.items():
-        user = seats[seat]["user_id"]
-        games = int(await platform.redis.hincrby(rating_key(game, mode, user), "games", 1))
-        pipe = platform.redis.pipeline(transaction=False)
-        pipe.hset(
-            rating_key(game, mode, user),
-            mapping={"rating": rating.rating, "deviation": rating.deviation, "volatility": rating.volatility},
-        )
-        pipe.zadd(leaderboard_key(game, mode), {user: rating.rating})
-        change = {
-            "rating": rating.rating,
-            "deviation": rating.deviation,
-            "before": before[seat].rating,
-            "games": games,
-            "at": now,
-        }
-        pipe.lpush(rating_history_key(game, mode, user), orjson.dumps(change))
-        pipe.ltrim(rating_history_key(game, mode, user), 0, HISTORY_LENGTH - 1)
-        await pipe.execute()
-    return {seat: (before[seat], after[seat]) for seat in after}
+        return dict(zip(humans, updated, strict=True))
+
+
+def _json(message: Any) -> bytes:
+    return orjson.dumps(json_format.MessageToDict(message, preserving_proto_field_name=True))

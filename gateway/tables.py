@@ -1,18 +1,22 @@
-"""Tables: the lobby before a match. A host creates a table for a game, hands
-out invites, players join, the host may arrange the seats (into teams, where
-the game has them) and starts it, which creates the match (same id) in the
-game service.
+"""Tables: the lobby before a match, and the match's table after. A host
+creates a table for a game, hands out invites, players join, the host may
+arrange the seats (into teams, where the game has them) and starts it, which
+creates the match (same id) in the game service.
 
 Invites are unguessable codes that expire. A table invite takes any free seat;
 a team invite takes a free seat of one team and works only while that team
 has one. The host can revoke either. Games whose tables are open (Dominó: "não
 existe mesa privada") have no invites: their tables are listed, anyone may
 sit in a free seat of their choice, and the table starts when it is full.
-Seats given to the computer at creation (Bozu Mekuri) count as taken.
+Seats given to the computer at creation count as taken.
 
-Keys: ``table:<id>`` the table as JSON, updated with WATCH/MULTI so two joins
-of the last seat cannot both win; ``invite:<code>`` → ``{table, team}``, with
-a TTL; ``open-tables:<game>`` the ids of a game's open tables still seating.
+A table lives in its match's hash (``{m:<id>}``: ``tv`` its version,
+``table`` its record) and every change is an event of the same history as
+the match's (a ``TableChange``), written with the match store's
+compare-and-set: so a table's feed runs from its creation to its match's end
+on one sequence of event ids, and two joins of the last seat cannot both win.
+Invites (``invite:<code>``, with a TTL) and the open-table lists
+(``open-tables:<game>``) are separate keys.
 """
 
 from __future__ import annotations
@@ -20,62 +24,415 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+import grpc
 import orjson
-from redis.exceptions import WatchError
+from google.protobuf import any_pb2, json_format
+from rodada.common.v1 import match_pb2
+from rodada.platform.v1 import platform_pb2
 
-from services.kit.store import RedisClient
+from gateway.games import GameClient, Games
+from gateway.matches import MatchClient
+from services.kit import keys
+from services.kit.errors import Refused, conflict, invalid, not_found, permission_denied
+from services.kit.store import MatchStore, VersionConflict
 from services.kit.tokens import Identity
 
 OPEN, PLAYING = "open", "playing"
 _UPDATE_ATTEMPTS = 16
-_HOST_ONLY = ("invite_code", "invites")
-
-Teams = Sequence[tuple[str, tuple[int, ...]]]
+Record = dict[str, Any]
 
 
-class TableError(Exception):
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.code, self.message = status, code, message
+@dataclass(frozen=True)
+class Change:
+    """One change to record: its kind (TableChangeKind without the prefix),
+    the seat it concerns, and for invites the invite (then host only)."""
+
+    kind: str
+    seat: int | None = None
+    invite: dict[str, Any] | None = None
 
 
-def table_key(table_id: str) -> str:
-    return f"table:{table_id}"
+def _seated(table: Record, user_id: str) -> int | None:
+    for seat, player in enumerate(table["players"]):
+        if player and player.get("user_id") == user_id:
+            return seat
+    return None
 
 
-def invite_key(code: str) -> str:
-    return f"invite:{code}"
+def _team_seats(table: Record, team: str | None) -> list[int]:
+    if not team:
+        return list(range(table["seats"]))
+    for entry in table["teams"]:
+        if entry["name"] == team:
+            return list(entry["seats"])
+    names = ", ".join(t["name"] for t in table["teams"]) or "none"
+    raise invalid("unknown_team", f"teams here: {names}")
 
 
-def public_table(table: dict[str, Any]) -> dict[str, Any]:
-    """The table without its invites: only the host hands those out."""
-    return {k: v for k, v in table.items() if k not in _HOST_ONLY}
+def _require_host(table: Record, user: Identity) -> None:
+    if table["host"] != user.user_id:
+        raise permission_denied("not_host", "only the host may do this")
 
 
-def open_tables_key(game: str) -> str:
-    return f"open-tables:{game}"
+def _require_open(table: Record) -> None:
+    if table["status"] != OPEN:
+        raise conflict("table_started", "the table has already started")
+
+
+def _free(table: Record, seats: Sequence[int]) -> list[int]:
+    return [s for s in seats if table["players"][s] is None]
+
+
+class Tables:
+    def __init__(
+        self,
+        store: MatchStore,
+        games: Games,
+        matches: MatchClient,
+        invite_ttl: int,
+    ) -> None:
+        self.store = store
+        self.redis = store.redis
+        self.games = games
+        self.matches = matches
+        self.invite_ttl = invite_ttl
+
+    # -- reading ----------------------------------------------------------------
+
+    async def load(self, table_id: str) -> tuple[Record, int]:
+        """The table and its history's last event id."""
+        stored = await self.store.load(table_id, "tv", "table") if _plausible(table_id) else None
+        if stored is None:
+            raise not_found("table_not_found", f"no table {table_id!r}")
+        return stored.doc, stored.last_event_id
+
+    async def get(self, table_id: str) -> Record:
+        return (await self.load(table_id))[0]
+
+    def message(self, table: Record, viewer: str | None, last_event_id: int = 0) -> platform_pb2.Table:
+        """The table as ``viewer`` may see it: only the host sees invites."""
+        host = viewer is not None and viewer == table["host"]
+        game = self.games.get(table["game"])
+        message = platform_pb2.Table(
+            id=table["id"],
+            game=table["game"],
+            seats=table["seats"],
+            players=[
+                platform_pb2.TablePlayer(
+                    user_id=p.get("user_id", ""), name=p["name"], cpu=p.get("cpu", False)
+                )
+                if p
+                else platform_pb2.TablePlayer()
+                for p in table["players"]
+            ],
+            status=table["status"],
+            host=table["host"] or "",
+            open=table["open"],
+            teams=[match_pb2.Team(name=t["name"], seats=t["seats"]) for t in table["teams"]],
+            options=game.pack("Options", table["options"], "invalid_options"),
+            mode=table["mode"],
+            ranked=table.get("ranked", False),
+            created_at=table["created_at"],
+            last_event_id=last_event_id,
+        )
+        if host:
+            now = time.time()
+            live = [i for i in table["invites"] if i["expires_at"] > now]
+            message.invites.extend(platform_pb2.Invite(**i) for i in live)
+            if live:
+                message.invite_code = next((i["code"] for i in live if not i["team"]), "")
+        return message
+
+    async def open_tables(self, game: GameClient) -> list[Record]:
+        """A game's open tables that still have a free seat, oldest first."""
+        ids = sorted(await self.redis.smembers(keys.open_tables(game.name)))
+        tables = []
+        for raw_id in ids:
+            table_id = raw_id.decode() if isinstance(raw_id, bytes) else raw_id
+            stored = await self.store.load(table_id, "tv", "table")
+            if stored is None:
+                await self.redis.srem(keys.open_tables(game.name), table_id)
+                continue
+            if stored.doc["status"] == OPEN and None in stored.doc["players"]:
+                tables.append(stored.doc)
+        return sorted(tables, key=lambda t: t["created_at"])
+
+    # -- writing -----------------------------------------------------------------
+
+    async def _commit(self, table: Record, version: int, changes: Sequence[Change]) -> None:
+        events = [self._event(table, change) for change in changes]
+        live = match_pb2.LiveUpdate(events=events).SerializeToString()
+        await self.store.commit(
+            table["id"],
+            version,
+            table,
+            [e.SerializeToString() for e in events],
+            live,
+            version_field="tv",
+            doc_field="table",
+        )
+
+    def _event(self, table: Record, change: Change) -> match_pb2.MatchEvent:
+        host_only = change.invite is not None
+        body = platform_pb2.TableChange(
+            kind=platform_pb2.TableChangeKind.Value(f"TABLE_CHANGE_KIND_{change.kind}"),
+            table=self.message(table, table["host"] if host_only else None),
+        )
+        if change.seat is not None:
+            body.seat = change.seat
+        if change.invite is not None:
+            body.invite.CopyFrom(platform_pb2.Invite(**change.invite))
+        packed = any_pb2.Any()
+        packed.Pack(body)
+        return match_pb2.MatchEvent(at=time.time(), table=packed, host_only=host_only)
+
+    async def update(self, table_id: str, change: Callable[[Record], list[Change]]) -> Record:
+        """Apply ``change`` (which may raise Refused, or return no change)
+        with compare-and-set, recording what changed."""
+        for _ in range(_UPDATE_ATTEMPTS):
+            stored = await self.store.load(table_id, "tv", "table") if _plausible(table_id) else None
+            if stored is None:
+                raise not_found("table_not_found", f"no table {table_id!r}")
+            table = stored.doc
+            changes = change(table)
+            if not changes:
+                return table
+            try:
+                await self._commit(table, stored.version, changes)
+            except VersionConflict:
+                continue
+            return table
+        raise Refused(grpc.StatusCode.ABORTED, "busy", "the table is busy; try again")
+
+    async def create(
+        self, host: Identity, game: GameClient, seats: int, options: dict[str, Any], cpu_seats: list[int]
+    ) -> Record:
+        """Open a table after checking it against the game's facts."""
+        game.pack("Options", options, "invalid_options")
+        mode = game.mode_for(seats, options)
+        if cpu_seats and not game.info.cpu_seats:
+            raise invalid("invalid_cpu_seats", f"{game.info.title} has no CPU seats")
+        if any(not 0 < s < seats for s in cpu_seats) or len(set(cpu_seats)) != len(cpu_seats):
+            raise invalid("invalid_cpu_seats", f"CPU seats are distinct seats from 1 to {seats - 1}")
+        players: list[dict[str, Any] | None] = [None] * seats
+        players[0] = {"user_id": host.user_id, "name": host.name}
+        for seat in cpu_seats:
+            players[seat] = {"cpu": True, "name": f"CPU {seat}"}
+        table = _record(_new_id(), game, mode, options, players, host.user_id, game.info.open_tables)
+        changes = [Change("OPENED")]
+        if not table["open"]:
+            invite = self._new_invite(None)
+            table["invites"].append(invite)
+            changes.append(Change("INVITE_CREATED", invite=invite))
+            await self._store_invite(table["id"], invite)
+        await self._commit(table, 0, changes)
+        if table["open"]:
+            await self.redis.sadd(keys.open_tables(game.name), table["id"])
+        return table
+
+    async def create_formed(
+        self,
+        table_id: str,
+        game: GameClient,
+        options: dict[str, Any],
+        players: list[dict[str, Any]],
+        ranked: bool,
+    ) -> Record:
+        """A table formed with every seat already taken (the matchmaker): no
+        host, no invites, nobody else may sit. Idempotent: if ``table_id``
+        exists the stored table is returned unchanged, so a retried formation
+        creates its table once."""
+        mode = game.mode_for(len(players), options)
+        table = _record(table_id, game, mode, options, list(players), None, False) | {"ranked": ranked}
+        try:
+            await self._commit(table, 0, [Change("OPENED")])
+        except VersionConflict:
+            return await self.get(table_id)
+        return table
+
+    def _new_invite(self, team: str | None) -> dict[str, Any]:
+        return {
+            "code": secrets.token_urlsafe(16),
+            "team": team or "",
+            "expires_at": time.time() + self.invite_ttl,
+        }
+
+    async def _store_invite(self, table_id: str, invite: dict[str, Any]) -> None:
+        value = orjson.dumps({"table": table_id, "team": invite["team"]})
+        await self.redis.set(keys.invite(invite["code"]), value, ex=self.invite_ttl)
+
+    async def invite(self, host: Identity, table_id: str, team: str | None) -> dict[str, Any]:
+        """A new invite code: for any free seat, or for a seat of ``team``
+        (refused while that team has no free seat)."""
+        invite = self._new_invite(team)
+
+        def add(table: Record) -> list[Change]:
+            _require_host(table, host)
+            _require_open(table)
+            if table["open"]:
+                raise conflict("open_table", "open tables take no invites: anyone may sit")
+            if not _free(table, _team_seats(table, team)):
+                raise conflict("team_full" if team else "table_full", "no free seat for this invite")
+            now = time.time()
+            table["invites"] = [i for i in table["invites"] if i["expires_at"] > now] + [invite]
+            return [Change("INVITE_CREATED", invite=invite)]
+
+        await self.update(table_id, add)
+        await self._store_invite(table_id, invite)
+        return invite
+
+    async def revoke(self, host: Identity, table_id: str, code: str) -> None:
+        def remove(table: Record) -> list[Change]:
+            _require_host(table, host)
+            invite = next((i for i in table["invites"] if i["code"] == code), None)
+            if invite is None:
+                raise not_found("invite_not_found", "no such invite at this table")
+            table["invites"] = [i for i in table["invites"] if i["code"] != code]
+            return [Change("INVITE_REVOKED", invite=invite)]
+
+        await self.update(table_id, remove)
+        await self.redis.delete(keys.invite(code))
+
+    async def join(self, user: Identity, code: str) -> Record:
+        raw = await self.redis.get(keys.invite(code)) if code else None
+        if raw is None:
+            raise not_found("invite_not_found", "no such invite, or it has expired or was revoked")
+        invite = orjson.loads(raw)
+
+        def take_seat(table: Record) -> list[Change]:
+            if _seated(table, user.user_id) is not None:
+                return []  # joining twice is harmless
+            _require_open(table)
+            free = _free(table, _team_seats(table, invite["team"]))
+            if not free:
+                if not invite["team"]:
+                    raise conflict("table_full", "the table is full")
+                raise conflict("team_full", f"team {invite['team']} has no free seat")
+            table["players"][free[0]] = {"user_id": user.user_id, "name": user.name}
+            return [Change("JOINED", seat=free[0])]
+
+        return await self.update(invite["table"], take_seat)
+
+    async def sit(self, user: Identity, table_id: str, seat: int | None) -> Record:
+        """Take a free seat (the one asked for, or any) at an open table."""
+
+        def take(table: Record) -> list[Change]:
+            if not table["open"]:
+                raise permission_denied("invite_required", "this table seats players by invite")
+            if _seated(table, user.user_id) is not None:
+                return []
+            _require_open(table)
+            if seat is not None and not 0 <= seat < table["seats"]:
+                raise invalid("invalid_seat", f"seats are 0 to {table['seats'] - 1}")
+            free = _free(table, range(table["seats"]))
+            if seat is not None and seat not in free:
+                raise conflict("seat_taken", f"seat {seat} is taken")
+            if not free:
+                raise conflict("table_full", "the table is full")
+            chosen = free[0] if seat is None else seat
+            table["players"][chosen] = {"user_id": user.user_id, "name": user.name}
+            return [Change("JOINED", seat=chosen)]
+
+        return await self.update(table_id, take)
+
+    async def arrange(self, host: Identity, table_id: str, order: list[str | None]) -> Record:
+        """The host places the players: ``order[seat]`` is a seated user's id or
+        None/"" for a free seat; every player keeps exactly one seat."""
+
+        def place(table: Record) -> list[Change]:
+            _require_host(table, host)
+            _require_open(table)
+            if any(p and p.get("cpu") for p in table["players"]):
+                raise conflict("cpu_seats_fixed", "a table with CPU seats keeps its seats")
+            by_id = {p["user_id"]: p for p in table["players"] if p}
+            placed = [u for u in order if u]
+            if len(order) != table["seats"] or sorted(placed) != sorted(by_id):
+                raise invalid("invalid_arrangement", "list every seated player once, null for free seats")
+            table["players"] = [by_id[u] if u else None for u in order]
+            return [Change("ARRANGED")]
+
+        return await self.update(table_id, place)
+
+    async def leave_lobby(self, user: Identity, table_id: str) -> Record:
+        def free_seat(table: Record) -> list[Change]:
+            _require_open(table)
+            seat = _seated(table, user.user_id)
+            if seat is None:
+                raise permission_denied("not_seated", "you are not at this table")
+            table["players"][seat] = None
+            return [Change("LEFT", seat=seat)]
+
+        return await self.update(table_id, free_seat)
+
+    # -- the start -------------------------------------------------------------------
+
+    async def start(self, table_id: str, host: Identity | None) -> Record:
+        """Start a full table: the host (``host``), an open table when its last
+        seat is taken, or the matchmaker (``None``). Every step can be
+        repeated by any replica: the table is marked started (compare-and-set),
+        the match created (``match_exists`` is success), the invites closed.
+        If the game refuses the match, the table opens again."""
+
+        def mark(table: Record) -> list[Change]:
+            if host is not None:
+                _require_host(table, host)
+            if table["status"] == PLAYING:
+                if host is not None:
+                    _require_open(table)
+                return []  # a retried start finishes what was begun
+            if any(p is None for p in table["players"]):
+                raise conflict("seats_free", "every seat must be taken before the start")
+            table["status"] = PLAYING
+            return [Change("STARTED")]
+
+        table = await self.update(table_id, mark)
+        game = self.games.get(table["game"])
+        players = [
+            match_pb2.Seat(user_id=p.get("user_id", ""), display_name=p["name"], cpu=p.get("cpu", False))
+            for p in table["players"]
+        ]
+        try:
+            await self.matches.create(
+                game, table_id, players, game.pack("Options", table["options"], "invalid_options")
+            )
+        except Refused as refusal:
+            if refusal.http_status < 500:  # the game's final word, not an outage
+
+                def reopen(record: Record) -> list[Change]:
+                    record["status"] = OPEN
+                    return [Change("REOPENED")]
+
+                await self.update(table_id, reopen)
+            raise
+        for invite in table["invites"]:
+            await self.redis.delete(keys.invite(invite["code"]))
+        await self.redis.srem(keys.open_tables(table["game"]), table_id)
+        return table
 
 
 def _record(
     table_id: str,
-    game: str,
+    game: GameClient,
+    mode: match_pb2.Mode,
     options: dict[str, Any],
-    teams: Teams,
-    players: Sequence[dict[str, Any] | None],
+    players: list[dict[str, Any] | None],
     host: str | None,
     open_table: bool,
-) -> dict[str, Any]:
-    """A new table as stored: the lobby's record until its match starts."""
+) -> Record:
+    """A new table as stored."""
+    teams = mode.teams if len(players) == max(mode.seat_counts) else []
     return {
         "id": table_id,
-        "game": game,
+        "game": game.name,
+        "mode": mode.name,
         "seats": len(players),
         "options": options,
-        "teams": [{"name": name, "seats": list(team_seats)} for name, team_seats in teams],
+        "teams": [json_format.MessageToDict(t) for t in teams],
         "host": host,
-        "players": list(players),
+        "players": players,
         "open": open_table,
         "status": OPEN,
         "invites": [],
@@ -83,258 +440,9 @@ def _record(
     }
 
 
-def _seated(table: dict[str, Any], user_id: str) -> int | None:
-    for seat, player in enumerate(table["players"]):
-        if player and player.get("user_id") == user_id:
-            return seat
-    return None
+def _new_id() -> str:
+    return secrets.token_urlsafe(9).replace("-", "a").replace("_", "b")
 
 
-def _team_seats(table: dict[str, Any], team: str | None) -> list[int]:
-    if team is None:
-        return list(range(table["seats"]))
-    for entry in table["teams"]:
-        if entry["name"] == team:
-            return list(entry["seats"])
-    raise TableError(422, "unknown_team", f"teams here: {', '.join(t['name'] for t in table['teams'])}")
-
-
-def _require_host(table: dict[str, Any], user: Identity) -> None:
-    if table["host"] != user.user_id:
-        raise TableError(403, "not_host", "only the host may do this")
-
-
-def _require_open(table: dict[str, Any]) -> None:
-    if table["status"] != OPEN:
-        raise TableError(409, "table_started", "the table has already started")
-
-
-class Tables:
-    def __init__(self, redis: RedisClient, invite_ttl: int) -> None:
-        self.redis = redis
-        self.invite_ttl = invite_ttl
-
-    async def create(
-        self,
-        host: Identity,
-        game: str,
-        seats: int,
-        options: dict[str, Any],
-        teams: Teams = (),
-        cpu_seats: Sequence[int] = (),
-        open_table: bool = False,
-    ) -> dict[str, Any]:
-        if (
-            0 in cpu_seats
-            or any(not 0 < s < seats for s in cpu_seats)
-            or len(set(cpu_seats)) != len(cpu_seats)
-        ):
-            raise TableError(422, "invalid_cpu_seats", f"CPU seats are distinct seats from 1 to {seats - 1}")
-        table_id = secrets.token_urlsafe(9).replace("-", "a").replace("_", "b")
-        players: list[dict[str, Any] | None] = [None] * seats
-        players[0] = {"user_id": host.user_id, "name": host.name}
-        for seat in cpu_seats:
-            players[seat] = {"cpu": True, "name": f"CPU {seat}"}
-        table = _record(table_id, game, options, teams, players, host=host.user_id, open_table=open_table)
-        await self.redis.set(table_key(table_id), orjson.dumps(table))
-        if open_table:
-            await self.redis.sadd(open_tables_key(game), table_id)
-            return table
-        invite = await self.invite(host, table_id, None)
-        table = await self.get(table_id)
-        table["invite_code"] = invite["code"]  # the table invite, for convenience
-        return table
-
-    async def open_tables(self, game: str) -> list[dict[str, Any]]:
-        """A game's open tables that still have a free seat, oldest first."""
-        ids: list[str] = sorted(await self.redis.smembers(open_tables_key(game)))  # type: ignore[arg-type]
-        tables = []
-        for table_id in ids:
-            raw = await self.redis.get(table_key(table_id))
-            if raw is None:
-                await self.redis.srem(open_tables_key(game), table_id)
-                continue
-            table = orjson.loads(raw)
-            if table["status"] == OPEN and None in table["players"]:
-                tables.append(public_table(table))
-        return sorted(tables, key=lambda t: t["created_at"])
-
-    async def sit(self, user: Identity, table_id: str, seat: int | None) -> dict[str, Any]:
-        """Take a free seat (the one asked for, or any) at an open table."""
-
-        def take(table: dict[str, Any]) -> None:
-            if not table["open"]:
-                raise TableError(403, "invite_required", "this table seats players by invite")
-            if _seated(table, user.user_id) is not None:
-                return
-            _require_open(table)
-            if seat is not None and not 0 <= seat < table["seats"]:
-                raise TableError(422, "invalid_seat", f"seats are 0 to {table['seats'] - 1}")
-            free = [s for s in range(table["seats"]) if table["players"][s] is None]
-            if seat is not None and seat not in free:
-                raise TableError(409, "seat_taken", f"seat {seat} is taken")
-            if not free:
-                raise TableError(409, "table_full", "the table is full")
-            table["players"][free[0] if seat is None else seat] = {"user_id": user.user_id, "name": user.name}
-
-        return await self.update(table_id, take)
-
-    async def get(self, table_id: str) -> dict[str, Any]:
-        raw = await self.redis.get(table_key(table_id))
-        if raw is None:
-            raise TableError(404, "table_not_found", f"no table {table_id!r}")
-        table: dict[str, Any] = orjson.loads(raw)
-        return table
-
-    async def update(self, table_id: str, change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
-        """Apply ``change`` (which may raise TableError) atomically."""
-        key = table_key(table_id)
-        for _ in range(_UPDATE_ATTEMPTS):
-            async with self.redis.pipeline(transaction=True) as pipe:
-                try:
-                    await pipe.watch(key)
-                    raw = await pipe.get(key)
-                    if raw is None:
-                        raise TableError(404, "table_not_found", f"no table {table_id!r}")
-                    table: dict[str, Any] = orjson.loads(raw)
-                    change(table)
-                    pipe.multi()  # type: ignore[no-untyped-call]
-                    pipe.set(key, orjson.dumps(table))
-                    await pipe.execute()
-                    return table
-                except WatchError:
-                    continue
-        raise TableError(409, "busy", "the table is busy; try again")
-
-    # -- invites --------------------------------------------------------------
-
-    async def invite(self, host: Identity, table_id: str, team: str | None) -> dict[str, Any]:
-        """A new invite code: for any free seat, or for a seat of ``team``."""
-        code = secrets.token_urlsafe(16)
-        invite = {"code": code, "team": team, "expires_at": time.time() + self.invite_ttl}
-
-        def add(table: dict[str, Any]) -> None:
-            _require_host(table, host)
-            _require_open(table)
-            if table["open"]:
-                raise TableError(409, "open_table", "open tables take no invites: anyone may sit")
-            _team_seats(table, team)
-            now = time.time()
-            table["invites"] = [i for i in table["invites"] if i["expires_at"] > now] + [invite]
-
-        await self.update(table_id, add)
-        await self.redis.set(
-            invite_key(code), orjson.dumps({"table": table_id, "team": team}), ex=self.invite_ttl
-        )
-        return invite
-
-    async def revoke(self, host: Identity, table_id: str, code: str) -> None:
-        def remove(table: dict[str, Any]) -> None:
-            _require_host(table, host)
-            if not any(i["code"] == code for i in table["invites"]):
-                raise TableError(404, "invite_not_found", "no such invite at this table")
-            table["invites"] = [i for i in table["invites"] if i["code"] != code]
-
-        await self.update(table_id, remove)
-        await self.redis.delete(invite_key(code))
-
-    async def join(self, user: Identity, code: str) -> dict[str, Any]:
-        raw = await self.redis.get(invite_key(code))
-        if raw is None:
-            raise TableError(404, "invite_not_found", "no such invite, or it has expired or was revoked")
-        invite = orjson.loads(raw)
-
-        def take_seat(table: dict[str, Any]) -> None:
-            if _seated(table, user.user_id) is not None:
-                return  # joining twice is harmless
-            _require_open(table)
-            free = [s for s in _team_seats(table, invite["team"]) if table["players"][s] is None]
-            if not free:
-                if invite["team"] is None:
-                    raise TableError(409, "table_full", "the table is full")
-                raise TableError(409, "team_full", f"team {invite['team']} has no free seat")
-            table["players"][free[0]] = {"user_id": user.user_id, "name": user.name}
-
-        return await self.update(invite["table"], take_seat)
-
-    # -- seats ------------------------------------------------------------------
-
-    async def arrange(self, host: Identity, table_id: str, order: list[str | None]) -> dict[str, Any]:
-        """The host places the players: ``order[seat]`` is a seated user's id or
-        None for a free seat; every player keeps exactly one seat."""
-
-        def place(table: dict[str, Any]) -> None:
-            _require_host(table, host)
-            _require_open(table)
-            if any(p and p.get("cpu") for p in table["players"]):
-                raise TableError(409, "cpu_seats_fixed", "a table with CPU seats keeps its seats")
-            by_id = {p["user_id"]: p for p in table["players"] if p}
-            placed = [u for u in order if u is not None]
-            if len(order) != table["seats"] or sorted(placed) != sorted(by_id):
-                raise TableError(
-                    422, "invalid_arrangement", "list every seated player once, null for free seats"
-                )
-            table["players"] = [by_id[u] if u is not None else None for u in order]
-
-        return await self.update(table_id, place)
-
-    async def leave_lobby(self, user: Identity, table_id: str) -> dict[str, Any]:
-        def free_seat(table: dict[str, Any]) -> None:
-            _require_open(table)
-            seat = _seated(table, user.user_id)
-            if seat is None:
-                raise TableError(403, "not_seated", "you are not at this table")
-            table["players"][seat] = None
-
-        return await self.update(table_id, free_seat)
-
-    # -- start ------------------------------------------------------------------
-
-    async def mark_started(self, user: Identity | None, table_id: str) -> dict[str, Any]:
-        """The host starts the table (``user``), or it starts by itself once
-        full (``None``: open tables)."""
-
-        def start(table: dict[str, Any]) -> None:
-            if user is not None:
-                _require_host(table, user)
-            _require_open(table)
-            if any(p is None for p in table["players"]):
-                raise TableError(409, "seats_free", "every seat must be taken before the start")
-            table["status"] = PLAYING
-
-        return await self.update(table_id, start)
-
-    async def reopen(self, table_id: str) -> None:
-        """Undo a start whose match could not be created."""
-
-        def reopen(table: dict[str, Any]) -> None:
-            table["status"] = OPEN
-
-        await self.update(table_id, reopen)
-
-    async def close(self, table: dict[str, Any]) -> None:
-        """A started table takes nobody else."""
-        for invite in table["invites"]:
-            await self.redis.delete(invite_key(invite["code"]))
-        await self.redis.srem(open_tables_key(table["game"]), table["id"])
-
-    # -- matchmaking ------------------------------------------------------------
-
-    async def create_seated(
-        self,
-        table_id: str,
-        game: str,
-        options: dict[str, Any],
-        players: list[dict[str, Any]],
-        teams: Teams = (),
-        extra: dict[str, Any] | None = None,
-    ) -> dict[str, Any]:
-        """A table formed with every seat already taken (the matchmaker): no
-        host, no invites, nobody else may sit. ``extra`` adds fields to the
-        record (``ranked``, ``mode``). Idempotent: if ``table_id`` exists the
-        stored table is returned unchanged, so a retried formation creates
-        its table once."""
-        table = _record(table_id, game, options, teams, players, host=None, open_table=False) | (extra or {})
-        if await self.redis.set(table_key(table_id), orjson.dumps(table), nx=True):
-            return table
-        return await self.get(table_id)
+def _plausible(table_id: str) -> bool:
+    return 0 < len(table_id) <= 64 and table_id.replace("-", "").replace("_", "").isalnum()

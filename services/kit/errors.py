@@ -68,7 +68,7 @@ class Refused(Exception):
         """Another service's refusal, unchanged: same code, same reason."""
         code = error.code() if hasattr(error, "code") else grpc.StatusCode.UNKNOWN
         reason, retry_after = code.name.lower(), None
-        status = rpc_status.from_call(error)  # type: ignore[arg-type]
+        status = rpc_status.from_call(error)
         for detail in status.details if status else ():
             info = error_details_pb2.ErrorInfo()
             if detail.Unpack(info):

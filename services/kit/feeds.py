@@ -269,9 +269,11 @@ class FeedHub:
         cluster the node that owns the channel's slot."""
         if isinstance(self.redis, RedisCluster):
             node = self.redis.get_node_from_key(keys.live(match_id))
+            if node is None:
+                raise unavailable("the Redis Cluster has no node for this match yet; retry shortly")
             name = f"{node.host}:{node.port}"
             if name not in self._shards:
-                client = Redis(host=node.host, port=node.port, socket_keepalive=True)
+                client = Redis(host=node.host, port=int(node.port), socket_keepalive=True)
                 self._shards[name] = _Shard(client, self.sharded, self._deliver, self._repair_all)
             return self._shards[name]
         if "" not in self._shards:
@@ -295,6 +297,10 @@ class FeedHub:
         if update.events:
             entry.last_id = first_id + len(update.events) - 1
         if update.snapshots:
+            # The writer built them before its write numbered the events; the
+            # message's prefix has the true numbers.
+            for snapshot in update.snapshots:
+                snapshot.last_event_id = first_id + len(update.events) - 1
             self._hand_out(entry, update.snapshots)
 
     def _broadcast(self, entry: _Match, item: Item) -> None:
@@ -393,7 +399,7 @@ class _Shard:
         asyncio.get_running_loop().create_task(self._unsubscribe(channel, wanted_again))
 
     async def _unsubscribe(self, channel: str, wanted_again: Callable[[], bool]) -> None:
-        with contextlib.suppress(RedisError, RuntimeError):
+        with contextlib.suppress(Exception):  # a closed connection has no subscriptions left anyway
             async with self._lock:
                 if wanted_again():  # a new listener came meanwhile: keep it
                     return
@@ -422,7 +428,8 @@ class _Shard:
                 if pinged is not None and now - pinged > HEALTH_SECONDS:
                     log.warning("feed connection silent; reconnecting")
                     with contextlib.suppress(Exception):
-                        await self.pubsub.connection.disconnect()  # type: ignore[union-attr]
+                        if self.pubsub.connection is not None:
+                            await self.pubsub.connection.disconnect()
                     await self._reconnected()
                     heard, pinged = loop.time(), None
                 elif pinged is None and now - heard > HEALTH_SECONDS:
@@ -458,7 +465,7 @@ class _Shard:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self.task
         with contextlib.suppress(Exception):
-            await self.pubsub.aclose()
+            await self.pubsub.aclose()  # type: ignore[no-untyped-call]
 
 
 def _text(value: bytes | str) -> str:

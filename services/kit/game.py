@@ -145,14 +145,14 @@ class Game:
                     options=_struct(m.options),
                     rated=m.rated,
                     queued=m.queued,
-                    deadline=m.deadline,
+                    deadline=match_pb2.DeadlinePolicy.Value(m.deadline),
                 )
                 for m in self.modes
             ],
             cpu_seats=self.cpu_seats,
             open_tables=self.open_tables,
-            leaving=self.leaving,
-            claims=self.claims,
+            leaving=match_pb2.LeavingPolicy.Value(self.leaving),
+            claims=match_pb2.ClaimPolicy.Value(self.claims),
             inactivity_seconds=INACTIVITY_SECONDS,
             questions=self.ask is not None,
         )

@@ -38,12 +38,13 @@ def active(game: str) -> str:
 
 def clocks(game: str) -> str:
     """Sorted set: ``<match>:<version>`` scored by its deadline."""
-    return f"clocks:{game}"
+    return f"{{clocks:{game}}}"
 
 
 def clock_leases(game: str) -> str:
-    """Sorted set: deadlines a replica has taken, scored by when its lease ends."""
-    return f"clocks:{game}:leased"
+    """Sorted set: deadlines a gateway replica has taken, scored by when its
+    lease runs out (same slot as the clock, so one script moves them)."""
+    return f"{{clocks:{game}}}:leased"
 
 
 def clock_member(match_id: str, version: int) -> str:
@@ -94,7 +95,33 @@ def rate(limit: str, subject: str, window: int) -> str:
     return f"rl:{limit}:{subject}:{window}"
 
 
-# -- ratings and histories ----------------------------------------------------------
+# -- matchmaking (see gateway/matchmaking/queues.py) -------------------------------
+
+MM_QUEUES, MM_SPECS = "{mm}:queues", "{mm}:specs"  # the queues matchers visit, and their specs
+
+
+def mm_queue(queue_hash: str, name: str) -> str:
+    """A queue's key ``name`` (waiting, alive, forming, plans, waits, lease)."""
+    return f"{{mm:{queue_hash}}}:{name}"
+
+
+def mm_ticket(ticket_id: str) -> str:
+    """Hash: a ticket; its id starts with its queue's hash, so it shares the tag."""
+    return f"{{mm:{ticket_id[:16]}}}:t:{ticket_id}"
+
+
+def mm_player(user_id: str) -> str:
+    """String: the player's one live ticket."""
+    return f"mm:player:{user_id}"
+
+
+def mm_party(code: str) -> str:
+    """String: a party code → the party's ticket."""
+    return f"mm:party:{code}"
+
+
+# -- ratings and histories: each player's keys share the player's hash tag,
+# so recording one player's part of a result is one atomic script.
 
 
 def rated(match_id: str) -> str:
@@ -102,17 +129,27 @@ def rated(match_id: str) -> str:
     return f"rated:{match_id}"
 
 
+def rating_plan(match_id: str) -> str:
+    """String: a result's rating changes, computed once and then applied."""
+    return f"rating-plan:{match_id}"
+
+
 def rating(game: str, mode: str, user_id: str) -> str:
-    return f"rating:{game}:{mode}:{user_id}"
+    return f"{{u:{user_id}}}:rating:{game}:{mode}"
+
+
+def rating_history(game: str, mode: str, user_id: str) -> str:
+    return f"{{u:{user_id}}}:rating-history:{game}:{mode}"
+
+
+def match_history(user_id: str) -> str:
+    return f"{{u:{user_id}}}:matches"
+
+
+def recorded(user_id: str) -> str:
+    """Sorted set: the matches already in the player's history and rating."""
+    return f"{{u:{user_id}}}:recorded"
 
 
 def leaderboard(game: str, mode: str) -> str:
     return f"leaderboard:{game}:{mode}"
-
-
-def rating_history(game: str, mode: str, user_id: str) -> str:
-    return f"rating-history:{game}:{mode}:{user_id}"
-
-
-def match_history(user_id: str) -> str:
-    return f"matches:{user_id}"

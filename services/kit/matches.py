@@ -249,7 +249,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         if outcome == "DEADLINE_OUTCOME_MOVED":
             return moved
         if outcome == "DEADLINE_OUTCOME_NOTIFIED":
-            await self._notify(match, happened)
+            await self._notify(match, happened, once=f"deadline:{match.version}")
         else:
             try:
                 await self._step(
@@ -257,7 +257,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
                 )
             except (VersionConflict, Refused):
                 return moved  # a move made in time won the race
-        return match_pb2.FireDeadlineResponse(outcome=outcome)
+        return match_pb2.FireDeadlineResponse(outcome=match_pb2.DeadlineOutcome.Value(outcome))
 
     # -- helpers ----------------------------------------------------------
 
@@ -332,11 +332,11 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         await self._track(updated, table, outcome)
         return updated
 
-    async def _notify(self, match: StoredMatch, happened: Sequence[Happening]) -> None:
-        """Append notices to the history without a new version."""
+    async def _notify(self, match: StoredMatch, happened: Sequence[Happening], once: str) -> None:
+        """Append notices to the history without a new version, once."""
         events = encode(self._event, happened, match.version, self.clock(), None)
         live = match_pb2.LiveUpdate(events=events).SerializeToString()
-        await self.store.append(match.match_id, [e.SerializeToString() for e in events], live)
+        await self.store.append(match.match_id, [e.SerializeToString() for e in events], live, once)
 
     def _live(self, match: StoredMatch, events: Sequence[match_pb2.MatchEvent], watched: bool) -> bytes:
         snapshots = self._audience_snapshots(match) if watched else []
@@ -427,7 +427,9 @@ def encode(
     for item in happened:
         if isinstance(item, Notice):
             notice = match_pb2.Notice(
-                kind=f"NOTICE_KIND_{item.kind}", seat=item.seat, since=item.since or 0.0
+                kind=match_pb2.NoticeKind.Value(f"NOTICE_KIND_{item.kind}"),
+                seat=item.seat,
+                since=item.since or 0.0,
             )
             if item.by is not None:
                 notice.by = item.by
@@ -469,7 +471,10 @@ def packed(message_cls: type[Message], data: dict[str, Any]) -> any_pb2.Any:
 
 def result_message(outcome: Outcome) -> match_pb2.Result:
     return match_pb2.Result(
-        ranks=outcome.ranks, scores=outcome.scores, reason=outcome.reason, forfeited=outcome.forfeited
+        ranks=outcome.ranks,
+        scores=outcome.scores,
+        reason=match_pb2.EndReason.Value(outcome.reason),
+        forfeited=outcome.forfeited,
     )
 
 

@@ -187,10 +187,9 @@ def fire_deadline(
         return "DEADLINE_OUTCOME_NOTIFIED", [Notice("INACTIVE", idle, since=table.idle_since)]
     before = game.to_act(table.state)
     if policy == EXPIRE:
-        happened: list[Happening] = _depart(game, table, idle, Departure.INACTIVE, ctx)
-        return "DEADLINE_OUTCOME_EXPIRED", happened
+        return "DEADLINE_OUTCOME_EXPIRED", _depart(game, table, idle, Departure.INACTIVE, ctx)
     # CPU_TURN: the computer plays the idle seat's turn, then the seat is theirs again.
-    happened = [Notice("CPU_TOOK_OVER", idle)]
+    happened: list[Happening] = [Notice("CPU_TOOK_OVER", idle)]
     for _ in range(MAX_CPU_MOVES):
         if game.outcome(table.state) is not None or idle not in game.to_act(table.state):
             break
@@ -269,6 +268,6 @@ def _cpu_move(game: Game, table: Table, seat: int, ctx: Context, cpu_rng: Rng | 
     kind = message.WhichOneof("action")
     assert kind is not None and kind in game.moves, f"{game.name} CPU chose {choice!r}"
     before = game.to_act(table.state)
-    happened = list(game.moves[kind](table.state, seat, getattr(message, kind), ctx))
+    happened: list[Happening] = list(game.moves[kind](table.state, seat, getattr(message, kind), ctx))
     _clock(game, table, before, seat, ctx.now)
     return happened

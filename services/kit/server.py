@@ -12,9 +12,10 @@ import asyncio
 import contextlib
 import logging
 import signal
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable, Collection, Sequence
 
 import grpc
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from prometheus_client import start_http_server
@@ -52,20 +53,19 @@ SERVER_OPTIONS: list[tuple[str, int]] = [
 ]
 
 
-def verifier_for(settings: CommonSettings, extra: Collection[object] = ()) -> TokenVerifier:
-    return TokenVerifier([*extra, *load_public_keys(settings.rodada_keys_dir, settings.jwt_public_keys)])  # type: ignore[list-item]
+def public_keys(settings: CommonSettings) -> list[Ed25519PublicKey]:
+    return load_public_keys(settings.rodada_keys_dir, settings.jwt_public_keys)
 
 
 async def reload_keys(
-    verifier: TokenVerifier, settings: CommonSettings, extra: Collection[object] = ()
+    verifier: TokenVerifier, settings: CommonSettings, own: Sequence[Ed25519PublicKey] = ()
 ) -> None:
-    """Pick up a key rotation without a restart (keys from files)."""
+    """Pick up a key rotation without a restart (keys from files); ``own``
+    keys (a gateway's signing key) are always kept."""
     while True:
         await asyncio.sleep(settings.key_reload_seconds)
         with contextlib.suppress(Exception):  # a half-written key file is read next time
-            verifier.replace_keys(
-                [*extra, *load_public_keys(settings.rodada_keys_dir, settings.jwt_public_keys)]
-            )  # type: ignore[list-item]
+            verifier.replace_keys([*own, *public_keys(settings)])
 
 
 async def _refresh_active_gauge(store: MatchStore, game: str) -> None:
@@ -107,7 +107,7 @@ async def serve_grpc(
 
 
 async def serve(game: Game, settings: ServiceSettings) -> None:
-    verifier = verifier_for(settings)
+    verifier = TokenVerifier(public_keys(settings))
     redis = connect(settings.redis_url, settings.redis_cluster, timeout=settings.redis_timeout_seconds)
     store = MatchStore(
         redis, settings.match_ttl_seconds, await publish_command(redis, settings.redis_cluster)

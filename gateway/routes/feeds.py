@@ -1,0 +1,167 @@
+"""The WebSocket feeds: a table's (from its creation to its match's end) and
+a matchmaking ticket's. Browsers cannot set headers on a WebSocket, and a
+token in the URL would end up in access logs, so the first message is a
+hello carrying the token.
+
+The protocol (docs/feeds.md, and the schema at /v1/feeds/schema.json):
+client → server ``{"token", "after_event_id"}`` first, then at any time
+``{"ping": <anything>}`` (answered ``{"pong": <the same>}``); server →
+client the JSON of ``FollowTableResponse`` items (``{"event": …}``,
+``{"snapshot": …}``, ``{"table": …}``), then ``{"end": {"reason"}}`` and
+close 1000 when the match is over. Keepalive: the server pings every
+FEED_PING_SECONDS at the protocol level (browsers answer by themselves).
+A refusal is ``{"error": {"code", "message"}}`` and a close code: 4000 +
+the HTTP status (4401, 4403, 4404, 4422, 4429, 4503, …); 1012 when the
+server drains (resume on any replica from the last event id), 1013 when the
+client fell too far behind (resume likewise).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+import orjson
+from fastapi import APIRouter, WebSocket, WebSocketDisconnect
+from google.protobuf.message import Message
+
+from gateway import metrics
+from gateway.deps import message_json
+from gateway.feeds import feed_message
+from gateway.matches import Caller
+from gateway.matchmaking.queues import ticket_update
+from gateway.platform import Platform
+from services.kit.errors import Refused, invalid, unauthenticated
+
+router = APIRouter(tags=["feeds"])
+
+CLOSE_FINISHED, CLOSE_DRAINING, CLOSE_LAGGING = 1000, 1012, 1013
+
+
+def close_code(refusal: Refused) -> int:
+    if refusal.reason == "draining":
+        return CLOSE_DRAINING
+    if refusal.reason == "lagging":
+        return CLOSE_LAGGING
+    return 4000 + refusal.http_status
+
+
+def render(message: Message) -> str:
+    """A feed item's JSON (once per item, however many sockets receive it)."""
+    return orjson.dumps({key: message_json(value) for key, value in feed_message(message).items()}).decode()
+
+
+class _Socket:
+    """One WebSocket: the hello, a reader that answers pings and notices the
+    client leaving, and sends serialised by a lock (the reader sends pongs)."""
+
+    def __init__(self, websocket: WebSocket) -> None:
+        self.websocket = websocket
+        self.lock = asyncio.Lock()
+
+    async def send(self, text: str) -> None:
+        async with self.lock:
+            await self.websocket.send_text(text)
+
+    async def hello(self, p: Platform) -> tuple[Caller, dict[str, Any]]:
+        try:
+            message = await asyncio.wait_for(
+                self.websocket.receive_json(), p.settings.ws_auth_timeout_seconds
+            )
+        except TimeoutError:
+            raise invalid("hello_timeout", 'send the hello first: {"token": ...}') from None
+        except (ValueError, KeyError):
+            raise invalid("invalid_request", "the hello must be a JSON object") from None
+        if not isinstance(message, dict) or not isinstance(message.get("token"), str):
+            raise unauthenticated('bad hello: send {"token": "<access token>"} first')
+        return p.sessions.caller(message["token"]), message
+
+    async def read(self, main: asyncio.Task[Any]) -> None:
+        """Until the client goes: answer pings; then stop the feed."""
+        try:
+            while True:
+                text = await self.websocket.receive_text()
+                with contextlib.suppress(ValueError):
+                    message = orjson.loads(text)
+                    if isinstance(message, dict) and "ping" in message:
+                        await self.send(orjson.dumps({"pong": message["ping"]}).decode())
+        except (WebSocketDisconnect, RuntimeError, KeyError):
+            main.cancel()
+
+    async def pump(self, items: AsyncIterator[Any], text: Any) -> None:
+        """Send every item, then end; a refusal ends with an error and its code."""
+        reader = asyncio.create_task(self.read(asyncio.current_task()))  # type: ignore[arg-type]
+        try:
+            async for item in items:
+                await self.send(text(item))
+        except Refused as refusal:
+            await self.refuse(refusal)
+        finally:
+            reader.cancel()
+
+    async def refuse(self, refusal: Refused) -> None:
+        with contextlib.suppress(Exception):
+            await self.send(orjson.dumps(refusal.body()).decode())
+            await self.websocket.close(close_code(refusal), refusal.reason)
+
+    async def finish(self, reason: str) -> None:
+        with contextlib.suppress(Exception):
+            await self.send(orjson.dumps({"end": {"reason": reason}}).decode())
+            await self.websocket.close(CLOSE_FINISHED, reason)
+
+
+async def _serve(websocket: WebSocket, body: Any) -> None:
+    """Accept, count, run ``body(socket, platform)``; a client that leaves is no error."""
+    await websocket.accept()
+    metrics.WS_CONNECTIONS.inc()
+    socket = _Socket(websocket)
+    try:
+        await body(socket, websocket.app.state.platform)
+    except Refused as refusal:
+        await socket.refuse(refusal)
+    except (WebSocketDisconnect, asyncio.CancelledError):
+        pass
+    finally:
+        metrics.WS_CONNECTIONS.dec()
+
+
+@router.websocket("/v1/tables/{table_id}/events")
+async def table_feed(websocket: WebSocket, table_id: str) -> None:
+    """A table's feed, from its creation to its match's end."""
+
+    async def body(socket: _Socket, p: Platform) -> None:
+        caller, hello = await socket.hello(p)
+        after = hello.get("after_event_id", 0)
+        if not isinstance(after, int) or isinstance(after, bool) or not 0 <= after < 2**32:
+            raise invalid("invalid_request", "after_event_id: an integer >= 0")
+        items = p.feeds.follow(caller, table_id, after)
+        try:
+            await socket.pump(items, lambda item: item.render(render))
+        finally:
+            await items.aclose()
+        await socket.finish("finished")
+
+    await _serve(websocket, body)
+
+
+@router.websocket("/v1/matchmaking/tickets/{ticket_id}/events")
+async def ticket_feed(websocket: WebSocket, ticket_id: str) -> None:
+    """Follow a ticket, which keeps it alive (close it and the ticket is
+    dropped): ``{"queue": {...}}`` whenever that changes, then
+    ``{"matched": {"table_id", "seat"}}`` or ``{"closed": {"state",
+    "reason"}}`` before the end."""
+
+    async def body(socket: _Socket, p: Platform) -> None:
+        caller, _ = await socket.hello(p)
+        updates = p.matchmaking.follow(ticket_id, caller.identity)
+        try:
+            await socket.pump(
+                updates, lambda update: orjson.dumps(message_json(ticket_update(ticket_id, update))).decode()
+            )
+        finally:
+            await updates.aclose()
+        await socket.finish("ticket_closed")
+
+    await _serve(websocket, body)
