@@ -1,0 +1,36 @@
+"""Bozó, declared: the facts the platform needs and the rules in engine.py."""
+
+from rodada.bozo.v1 import bozo_pb2
+
+from services.bozo import engine
+from services.kit.game import CLAIMABLE, CONCEDE, EXPIRE, OPPONENTS, Game, Mode, Team
+
+GAME = Game(
+    name="bozo",
+    title="Bozó",
+    messages=bozo_pb2,
+    ports=(50051, 9101),
+    # RULES.md: solo training, duel, duplas (teams Jade and Âmbar). Options.mode
+    # picks the mode; unset, the seat count does.
+    modes=(
+        Mode("solo", seats=(1,), options={"mode": "SOLO"}, rated=False, queued=False, deadline=EXPIRE),
+        Mode("duel", seats=(2,), options={"mode": "DUEL"}, deadline=CLAIMABLE),
+        Mode(
+            "duplas",
+            seats=(4,),
+            teams=(Team("JADE", (0, 2)), Team("AMBAR", (1, 3))),
+            options={"mode": "DUPLAS"},
+            deadline=CLAIMABLE,
+        ),
+    ),
+    leaving=CONCEDE,
+    claims=OPPONENTS,
+    setup=engine.setup,
+    moves={"throw": engine.throw, "declare": engine.declare, "score": engine.score},
+    view=engine.view,
+    to_act=engine.to_act,
+    outcome=engine.outcome,
+    scores=engine.scores,
+    depart=engine.depart,
+    legal=engine.legal,
+)
