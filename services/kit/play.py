@@ -187,7 +187,10 @@ def fire_deadline(
         return "DEADLINE_OUTCOME_NOTIFIED", [Notice("INACTIVE", idle, since=table.idle_since)]
     before = game.to_act(table.state)
     if policy == EXPIRE:
-        return "DEADLINE_OUTCOME_EXPIRED", _depart(game, table, idle, Departure.INACTIVE, ctx)
+        return "DEADLINE_OUTCOME_EXPIRED", [
+            Notice("EXPIRED", idle, since=table.idle_since),
+            *_depart(game, table, idle, Departure.INACTIVE, ctx),
+        ]
     # CPU_TURN: the computer plays the idle seat's turn, then the seat is theirs again.
     happened: list[Happening] = [Notice("CPU_TOOK_OVER", idle)]
     for _ in range(MAX_CPU_MOVES):

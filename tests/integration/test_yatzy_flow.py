@@ -18,13 +18,22 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from rodada.common.v1 import match_pb2, match_pb2_grpc
 from rodada.yatzy.v1 import yatzy_pb2
 
-from services.kit.engine import Context
+from services.kit import play
+from services.kit.engine import Context, Event
 from services.kit.errors import error_reason
 from services.kit.rng import MatchRng
 from services.kit.tokens import Identity
-from services.yatzy.engine import ENGINE
+from services.yatzy.game import GAME
 from tests.integration.grpc_client import as_dict, bearer, event_kind, pack, unpack
-from tests.integration.http_client import ApiRefused, Player, register, seated_table
+from tests.integration.http_client import (
+    ACTIVE,
+    FINISHED,
+    ApiRefused,
+    Player,
+    game_event,
+    register,
+    seated_table,
+)
 from tools.stack import Stack
 
 
@@ -52,12 +61,12 @@ async def http(stack: Stack) -> Any:
 async def test_two_player_scandinavian_game_over_http(http: httpx.AsyncClient) -> None:
     ana, bia = await register(http, "ana"), await register(http, "bia")
     table_id, snap = await seated_table([ana, bia], "yatzy", {"card": "SCANDINAVIAN"})
-    assert snap["seat"] == 0 and snap["status"] == "ACTIVE"
+    assert snap["seat"] == 0 and snap["status"] == ACTIVE
     published_hash = snap["fairness"]["seed_sha256"]
     assert snap["fairness"]["seed"] == ""
     players = {0: ana, 1: bia}
     turns = Counter[int]()
-    while snap["status"] == "ACTIVE":
+    while snap["status"] == ACTIVE:
         (seat,) = snap["to_act"]
         # Each player decides on what they see: re-read the view as that seat.
         snap = await play_turn_http(players[seat], table_id, await players[seat].view(table_id))
@@ -75,14 +84,15 @@ async def test_two_player_scandinavian_game_over_http(http: httpx.AsyncClient) -
         assert card["bonus"] == (50 if upper >= 63 else 0)
         assert card["total"] == sum(b["points"] for b in card["boxes"]) + card["bonus"]
     result = snap["result"]
-    assert result["scores"] == totals and result["reason"] == "completed"
+    assert result["scores"] == totals and result["reason"] == "END_REASON_COMPLETED"
+    assert snap["scores"] == totals and snap["to_act"] == []
     expected_ranks = [1 + sum(other > mine for other in totals) for mine in totals]
     assert result["ranks"] == expected_ranks
     seed = snap["fairness"]["seed"]
     assert hashlib.sha256(bytes.fromhex(seed)).hexdigest() == published_hash
     # The other player sees the same finished match.
     other = await bia.view(table_id)
-    assert other["status"] == "FINISHED" and other["result"] == result and other["seat"] == 1
+    assert other["status"] == FINISHED and other["result"] == result and other["seat"] == 1
 
 
 async def test_solo_classic_game_over_grpc_replays_from_the_revealed_seed(stack: Stack) -> None:
@@ -90,23 +100,25 @@ async def test_solo_classic_game_over_grpc_replays_from_the_revealed_seed(stack:
     auth = bearer(stack.token(me))
     async with grpc.aio.insecure_channel(stack.service("yatzy")) as channel:
         stub = match_pb2_grpc.MatchServiceStub(channel)
-        snap = await stub.CreateMatch(
+        created = await stub.CreateMatch(
             match_pb2.CreateMatchRequest(
                 seats=[match_pb2.Seat(user_id=me.user_id, display_name=me.name)],
                 options=pack(yatzy_pb2.Options(card=yatzy_pb2.CLASSIC)),
             ),
             metadata=stack.platform_metadata(),
         )
+        snap = created.snapshot
         match_id = snap.match_id
         assert snap.seat == -1 and snap.fairness.seed == "" and len(snap.fairness.seed_sha256) == 64
         actions: list[dict[str, Any]] = []
 
         async def act(action: yatzy_pb2.Action) -> match_pb2.Snapshot:
             nonlocal snap
-            snap = await stub.Act(
+            reply = await stub.Act(
                 match_pb2.ActRequest(match_id=match_id, expected_version=snap.version, action=pack(action)),
                 metadata=auth,
             )
+            snap = reply.snapshot
             actions.append(as_dict(action))
             return snap
 
@@ -119,17 +131,22 @@ async def test_solo_classic_game_over_grpc_replays_from_the_revealed_seed(stack:
             preview = unpack(snap.view, yatzy_pb2.View).preview
             best = max(preview, key=lambda p: p.points)
             await act(yatzy_pb2.Action(score=yatzy_pb2.Score(box=best.box)))
-        assert snap.status == match_pb2.FINISHED
+        assert snap.status == match_pb2.MATCH_STATUS_FINISHED
         view = unpack(snap.view, yatzy_pb2.View)
         assert list(snap.result.scores) == [view.cards[0].total] and list(snap.result.ranks) == [1]
         assert all(box.filled for box in view.cards[0].boxes) and len(view.cards[0].boxes) == 13
 
+        items = [item async for item in stub.Watch(match_pb2.WatchRequest(match_id=match_id), metadata=auth)]
         observed = [
             body["dice"]
-            async for event in stub.Watch(match_pb2.WatchRequest(match_id=match_id), metadata=auth)
-            for kind, body in [event_kind(event, yatzy_pb2.Event)]
+            for item in items
+            if item.HasField("event")
+            for kind, body in [event_kind(item.event, yatzy_pb2.Event)]
             if kind == "rolled"
         ]
+        # A finished match's feed ends with its final event and the final snapshot.
+        assert items[-1].snapshot.status == match_pb2.MATCH_STATUS_FINISHED
+        assert [i for i in items if i.HasField("event")][-1].event.final
         assert len(observed) == sum(1 for a in actions if "roll" in a) >= 13
 
     # Anyone holding the revealed seed replays the match to the same dice;
@@ -142,11 +159,11 @@ async def test_solo_classic_game_over_grpc_replays_from_the_revealed_seed(stack:
 
 def replay_dice(seed: bytes, actions: list[dict[str, Any]]) -> list[list[int]]:
     rng = MatchRng(seed)
-    state, _ = ENGINE.new_match(1, {"card": "CLASSIC"}, Context(rng, 0.0, 0.0))
+    table, _ = play.start(GAME, 1, {"card": "CLASSIC"}, Context(rng, 0.0, 0.0))
     dice = []
     for action in actions:
-        state, events = ENGINE.apply(state, 0, action, Context(rng, 0.0, 0.0))
-        dice += [e.data["dice"] for e in events if e.kind == "rolled"]
+        events = play.act(GAME, table, 0, action, Context(rng, 0.0, 0.0))
+        dice += [e.data["dice"] for e in events if isinstance(e, Event) and e.kind == "rolled"]
     return dice
 
 
@@ -167,7 +184,6 @@ async def test_health_and_reflection(stack: Stack) -> None:
 async def test_websocket_feed_resumes_without_gap_or_duplicate(http: httpx.AsyncClient, stack: Stack) -> None:
     ana, bia = await register(http, "ana"), await register(http, "bia")
     table_id, snap = await seated_table([ana, bia], "yatzy")
-    ws_url = stack.gateway().replace("http", "ws") + f"/v1/tables/{table_id}/events"
     players = {0: ana, 1: bia}
 
     async def play_turns(count: int) -> None:
@@ -178,22 +194,26 @@ async def test_websocket_feed_resumes_without_gap_or_duplicate(http: httpx.Async
 
     await play_turns(3)
     received: list[dict[str, Any]] = []
-    async with websockets.connect(ws_url) as ws:
-        await ws.send(json.dumps({"token": bia.token, "after_event_id": 0}))
-        while len(received) < snap["last_event_id"]:
-            received.append(json.loads(await asyncio.wait_for(ws.recv(), 10)))
+    async with bia.feed(stack.gateway(), table_id) as feed:
+        while feed.last_event_id < snap["last_event_id"]:
+            await feed.next()
+        received += feed.items
     # Disconnected: the game goes on without this client.
     await play_turns(5)
-    last = received[-1]["id"]
-    async with websockets.connect(ws_url) as ws:
-        await ws.send(json.dumps({"token": bia.token, "after_event_id": last}))
+    async with bia.feed(stack.gateway(), table_id, after_event_id=feed.last_event_id) as feed:
         await play_turns(2)
-        while len(received) < snap["last_event_id"]:
-            received.append(json.loads(await asyncio.wait_for(ws.recv(), 10)))
-    ids = [event["id"] for event in received]
-    assert ids == list(range(1, snap["last_event_id"] + 1))  # Yatzy events are all public
-    kinds = [next(k for k in event["event"] if k != "@type") for event in received]
+        while feed.last_event_id < snap["last_event_id"]:
+            await feed.next()
+        received += feed.items
+    events = [item["event"] for item in received if "event" in item]
+    ids = [event["id"] for event in events]
+    # The table's whole history, all public in Yatzy but for the host's invite (event 2).
+    assert ids == [1, *range(3, snap["last_event_id"] + 1)]
+    kinds = [kind for item in received if (found := game_event(item)) for kind, _ in [found]]
     assert kinds.count("scored") == 10
+    # Each connection drew from a snapshot: the caller's seat, as GET /view gives it.
+    states = [item["snapshot"] for item in received if "snapshot" in item]
+    assert states and all(state["seat"] == 1 for state in states)
 
 
 async def test_websocket_rejects_a_bad_hello(http: httpx.AsyncClient, stack: Stack) -> None:
@@ -251,14 +271,15 @@ async def test_refused_requests_change_nothing(http: httpx.AsyncClient, stack: S
     await refused(bia, {"expected_version": version, "action": {"roll": {}}}, 409, "not_your_turn")
     await refused(eve, {"expected_version": version, "action": {"roll": {}}}, 403, "not_seated")
     await refused(None, {"expected_version": version, "action": {"roll": {}}}, 401, "unauthenticated")
-    await refused(ana, {"expected_version": version, "action": {"jump": {}}}, 422, "invalid_action")
+    await refused(ana, {"expected_version": version, "action": {"jump": {}}}, 422, "malformed_action")
     await refused(
-        ana, {"expected_version": version, "action": {"roll": {"keep": "all"}}}, 422, "invalid_action"
+        ana, {"expected_version": version, "action": {"roll": {"keep": "all"}}}, 422, "malformed_action"
     )
     await refused(
         ana, {"expected_version": version, "action": {"score": {"box": "CHANCE"}}}, 409, "roll_first"
     )
-    await refused(ana, {"expected_version": version, "action": {}}, 422, "invalid_action")
+    await refused(ana, {"expected_version": version, "action": {}}, 422, "malformed_action")
+    await refused(ana, {"expected_version": 2**32, "action": {"roll": {}}}, 422, "invalid_request")
     await refused(ana, {"expected_version": version + 7, "action": {"roll": {}}}, 409, "stale_version")
     await refused(ana, {"action": {"roll": {}}}, 422, "invalid_request")
     forged = Player(http, stack.token(Identity(ana.user_id, "ana", "user")) + "x", ana.user_id, "ana")
