@@ -8,10 +8,13 @@ import pytest
 
 from tools.stack import Stack
 
+# The product's games and the one that exists only for the tests (Nim).
+TEST_PACKAGES = ("services", "tests.games")
+
 
 @pytest.fixture(scope="session")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    stack = Stack(tmp_path_factory.mktemp("stack"))
+    stack = Stack(tmp_path_factory.mktemp("stack"), packages=TEST_PACKAGES)
     try:
         yield stack
     finally:

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from services.kit.game import discover
+from services.kit.game import DEFAULT_PACKAGES, service_modules
 from services.kit.tokens import Identity, TokenSigner, load_or_create_signing_key
 from tools.redis_server import RedisServer, free_port, wait_for_port
 
@@ -33,13 +33,15 @@ class Stack:
         redis_url: str | None = None,
         cluster: bool = False,
         env: dict[str, str] | None = None,
+        packages: tuple[str, ...] = DEFAULT_PACKAGES,
     ) -> None:
         self.root = root
         self.keys_dir = root / "keys"
         self.signer = TokenSigner(load_or_create_signing_key(self.keys_dir))
         self.redis = None if redis_url else RedisServer(root / "redis").start()
         self.redis_url = redis_url or self.redis.url  # type: ignore[union-attr]
-        self.games = list(discover())
+        self.modules = service_modules(packages)
+        self.games = list(self.modules)
         self.grpc_ports = {game: free_port() for game in self.games}
         self.metrics_ports = {game: free_port() for game in self.games}
         self.gateway_ports: dict[int, int] = {}
@@ -52,6 +54,7 @@ class Stack:
             "RODADA_KEYS_DIR": str(self.keys_dir),
             "DRAIN_SECONDS": "2",
             "CLOCK_CYCLE_SECONDS": "0.2",
+            "GAME_PACKAGES": ",".join(packages),
             "GAMES": games_setting({g: f"127.0.0.1:{p}" for g, p in self.grpc_ports.items()}),
             # Test players are bots: abuse limits are tested on a stack of their own.
             "ACTION_LIMIT": "0",
@@ -80,7 +83,7 @@ class Stack:
         """Start the game's gRPC service if needed; its address."""
         port = self.grpc_ports[game]
         env = {**self.env, "GRPC_PORT": str(port), "METRICS_PORT": str(self.metrics_ports[game])}
-        self._spawn(game, ["-m", f"services.{game}.service"], env, port)
+        self._spawn(game, ["-m", self.modules[game]], env, port)
         return f"127.0.0.1:{port}"
 
     def services(self) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -220,26 +220,40 @@ def _struct(data: Mapping[str, Any]) -> struct_pb2.Struct:
 
 # -- the registry ---------------------------------------------------------------
 
+DEFAULT_PACKAGES = ("services",)
 
-def discover(package: str = "services") -> dict[str, Game]:
-    """Every game under ``services/``: each package whose ``game`` module
-    defines ``GAME``. A new game is found by adding its folder."""
-    found: dict[str, Game] = {}
-    root = importlib.import_module(package)
-    for module in pkgutil.iter_modules(root.__path__):
-        if not module.ispkg or module.name == "kit":
-            continue
-        try:
-            candidate = importlib.import_module(f"{package}.{module.name}.game")
-        except ModuleNotFoundError as missing:
-            if missing.name == f"{package}.{module.name}.game":
+
+def _scan(packages: Iterable[str]) -> Iterator[tuple[str, Game]]:
+    """(module prefix, game) for every package folder whose ``game`` module
+    defines ``GAME``."""
+    for package in packages:
+        root = importlib.import_module(package)
+        for module in pkgutil.iter_modules(root.__path__):
+            if not module.ispkg or module.name == "kit":
                 continue
-            raise
-        game = getattr(candidate, "GAME", None)
-        if isinstance(game, Game):
-            found[game.name] = game
-    return dict(sorted(found.items()))
+            prefix = f"{package}.{module.name}"
+            try:
+                candidate = importlib.import_module(f"{prefix}.game")
+            except ModuleNotFoundError as missing:
+                if missing.name == f"{prefix}.game":
+                    continue
+                raise
+            game = getattr(candidate, "GAME", None)
+            if isinstance(game, Game):
+                yield prefix, game
 
 
-def names(games: Iterable[Game]) -> list[str]:
-    return [g.name for g in games]
+def packages_from(text: str) -> tuple[str, ...]:
+    """GAME_PACKAGES: comma-separated packages to find games in."""
+    return tuple(p.strip() for p in text.split(",") if p.strip()) or DEFAULT_PACKAGES
+
+
+def discover(packages: Iterable[str] = DEFAULT_PACKAGES) -> dict[str, Game]:
+    """Every game declared under ``packages`` (``services/<game>/game.py``):
+    a new game is found by adding its folder."""
+    return dict(sorted((game.name, game) for _, game in _scan(packages)))
+
+
+def service_modules(packages: Iterable[str] = DEFAULT_PACKAGES) -> dict[str, str]:
+    """Each game's service module, to run with ``python -m``."""
+    return dict(sorted((game.name, f"{prefix}.service") for prefix, game in _scan(packages)))

@@ -25,9 +25,10 @@ from services.kit.engine import Context, EndReason, Event, RulesError
 from services.kit.game import CPU_PLAYS, NOBODY, Game, discover
 from services.kit.matches import encode
 from services.kit.rng import MatchRng, cpu_seed
+from tests.conftest import TEST_PACKAGES
 from tests.proto_shapes import assert_fits
 
-GAMES = discover()
+GAMES = discover(TEST_PACKAGES)
 SEEDS = range(40)
 MAX_STEPS = 5_000
 

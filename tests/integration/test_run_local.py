@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 
-from services.kit.settings import GAME_PORTS
+from services.kit.game import discover
 from tools.redis_server import free_port, wait_for_port
 
 
@@ -29,7 +29,7 @@ def test_launcher_uses_embedded_redis_serves_healthz_and_stops_cleanly(tmp_path:
         PLATFORM_GRPC_PORT=str(free_port()),
         DRAIN_SECONDS="1",
     )
-    for game in GAME_PORTS:
+    for game in discover():
         env[f"{game.upper()}_GRPC_PORT"] = str(free_port())
         env[f"{game.upper()}_METRICS_PORT"] = str(free_port())
     launcher = subprocess.Popen(

@@ -1,0 +1,1 @@
+"""Games that exist only for the tests (GAME_PACKAGES=services,tests.games)."""
