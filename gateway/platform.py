@@ -31,10 +31,10 @@ DESCRIBE_WAIT_SECONDS = 10.0
 class Platform:
     def __init__(self, settings: GatewaySettings, matchmaking: MatchmakingSettings | None = None) -> None:
         self.settings = settings
-        timeout = settings.redis_timeout_seconds
-        self.redis = connect(settings.redis_url, settings.redis_cluster, decode=True, timeout=timeout)
+        pool = {"timeout": settings.redis_timeout_seconds, "max_connections": settings.redis_max_connections}
+        self.redis = connect(settings.redis_url, settings.redis_cluster, decode=True, **pool)  # type: ignore[arg-type]
         # The match store and the feeds deal in bytes (serialized protos).
-        self.raw = connect(settings.redis_url, settings.redis_cluster, timeout=timeout)
+        self.raw = connect(settings.redis_url, settings.redis_cluster, **pool)  # type: ignore[arg-type]
         self.games = Games(settings.game_addresses)
         self.sessions = Sessions(self.redis, settings)
         self.matches = MatchClient(self.sessions.platform_token, settings.rpc_timeout_seconds)

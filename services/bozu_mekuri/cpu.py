@@ -1,8 +1,12 @@
-"""The CPU's one decision: take the extra flip on offer, or stop.
+"""The CPU's play of a seat: :func:`cpu`, from that seat's view alone.
 
-Everything else a CPU does is forced (a turn is always a flip). The choice uses
-public information only: which cards are still face down — the deck's
-*composition*, known because every flipped card was shown, never its order — the
+The kit calls it for every move of a CPU-controlled seat (a CPU seat, a seat
+whose player left, an idle seat whose turn timer ran out). Everything but one
+decision is forced: a turn is a flip, and so is an extra flip the table makes
+mandatory. The one decision is taking the extra flip on offer, or stopping. It
+uses public information only, all of it in the view: which cards are still face
+down — the deck's *composition*, known because every flipped card was shown
+(all 100 cards minus those in the hands and the pile), never its order — the
 CPU's own card count, the pile, the other seats' cards and the table's rules.
 
 Reasoning: each face-down card is equally likely to be on top, so one more flip
@@ -34,11 +38,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from services.bozu_mekuri.cards import EMPEROR, LADY, MONK, NOBLE, SEMIMARU, kinds_table
-
-JSON = dict[str, Any]
+from services.bozu_mekuri.cards import EMPEROR, LADY, MONK, NOBLE, NUMBERS, SEMIMARU, kinds_table
+from services.kit.engine import JSON, Rng
 
 
 @dataclass(frozen=True)
@@ -53,11 +55,29 @@ class Outlook:
     options: JSON  # the table's rules, defaults filled in
 
     @classmethod
-    def of(cls, unseen: Iterable[int], own: int, pile: int, others: int, active_seats: int,
-           options: JSON) -> Outlook:
+    def of(
+        cls, unseen: Iterable[int], own: int, pile: int, others: int, active_seats: int, options: JSON
+    ) -> Outlook:
         """From the face-down card numbers: only how many of each kind is kept."""
         kinds = kinds_table(options["emperor"], options["semimaru"])
         return cls(Counter(map(kinds.__getitem__, unseen)), own, pile, others, active_seats, options)
+
+    @classmethod
+    def from_view(cls, view: JSON, seat: int) -> Outlook:
+        """What any player can work out from the public view: the face-down
+        cards are all 100 minus those held and those in the pile."""
+        seats = view["seats"]
+        face_up = {card["number"] for s in seats for card in s["cards"]}
+        face_up.update(card["number"] for card in view["pile"])
+        own = seats[seat]["card_count"]
+        return cls.of(
+            [n for n in NUMBERS if n not in face_up],
+            own,
+            view["pile_count"],
+            sum(s["card_count"] for s in seats) - own,
+            sum(1 for s in seats if not s["eliminated"]),
+            view["options"],
+        )
 
 
 def card_value(kind: str, outlook: Outlook) -> float:
@@ -93,3 +113,13 @@ def flip_value(outlook: Outlook) -> float:
 def wants_extra_flip(outlook: Outlook) -> bool:
     """Flip when it is expected to gain cards; on an even bet keep what you have."""
     return flip_value(outlook) > 0
+
+
+def cpu(view: JSON, seat: int, rng: Rng) -> JSON:
+    """The CPU's move for ``seat``, the seat to act, from its view alone: a
+    flip, unless an extra flip is on offer, the table allows stopping
+    (``can_stop``) and one more flip is not expected to gain cards.
+    Deterministic: ``rng`` is not used."""
+    if view["can_stop"] and not wants_extra_flip(Outlook.from_view(view, seat)):
+        return {"stop": {}}
+    return {"flip": {}}

@@ -102,6 +102,10 @@ class Game:
     depart: Callable[[State, int, Departure, Context], list[Event]] | None = None
     # Seconds the seat to act has before its deadline (None: none now).
     deadline: Callable[[State], float | None] = _inactivity
+    # Which turn it is, where a seat may play two turns in a row (a turn the
+    # CPU plays for an idle seat ends there); None: a turn ends when the
+    # seat to act changes.
+    turn_number: Callable[[State], int] | None = None
     # The computer's move for a seat, from that seat's view alone.
     cpu: Callable[[JSON, int, Rng], JSON] | None = None
     cpu_seats: bool = False  # a table may give seats to the computer

@@ -193,8 +193,11 @@ def fire_deadline(
         ]
     # CPU_TURN: the computer plays the idle seat's turn, then the seat is theirs again.
     happened: list[Happening] = [Notice("CPU_TOOK_OVER", idle)]
+    turn = game.turn_number(table.state) if game.turn_number else None
     for _ in range(MAX_CPU_MOVES):
         if game.outcome(table.state) is not None or idle not in game.to_act(table.state):
+            break
+        if turn is not None and game.turn_number is not None and game.turn_number(table.state) != turn:
             break
         happened += _cpu_move(game, table, idle, ctx, cpu_rng)
     _clock(game, table, before, None, ctx.now)
@@ -267,7 +270,9 @@ def _cpu_move(game: Game, table: Table, seat: int, ctx: Context, cpu_rng: Rng | 
     if game.cpu is None:
         raise RuntimeError(f"{game.name} declares CPU play but no cpu policy")
     choice = game.cpu(game.view(table.state, seat), seat, cpu_rng or ctx.rng)
-    message = game.action(choice)
+    # Built by the message's own constructor: the CPU's choice is ours, not a
+    # client's, and strict JSON parsing would cost more than the move.
+    message = game.messages.Action(**choice)
     kind = message.WhichOneof("action")
     assert kind is not None and kind in game.moves, f"{game.name} CPU chose {choice!r}"
     before = game.to_act(table.state)

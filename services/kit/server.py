@@ -108,7 +108,12 @@ async def serve_grpc(
 
 async def serve(game: Game, settings: ServiceSettings) -> None:
     verifier = TokenVerifier(public_keys(settings))
-    redis = connect(settings.redis_url, settings.redis_cluster, timeout=settings.redis_timeout_seconds)
+    redis = connect(
+        settings.redis_url,
+        settings.redis_cluster,
+        timeout=settings.redis_timeout_seconds,
+        max_connections=settings.redis_max_connections,
+    )
     store = MatchStore(
         redis, settings.match_ttl_seconds, await publish_command(redis, settings.redis_cluster)
     )

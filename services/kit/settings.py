@@ -21,6 +21,7 @@ class CommonSettings(BaseSettings):
     redis_url: str = "redis://127.0.0.1:6379/0"
     redis_cluster: bool = False  # REDIS_CLUSTER=1: REDIS_URL names a node of a Redis Cluster
     redis_timeout_seconds: float = 5.0  # every Redis command; past it Redis counts as unavailable
+    redis_max_connections: int = 256  # per process and Redis node; a burst beyond waits for one
     # Where the gateway keeps (and on first run generates) its signing key,
     # and where every process finds the public keys (a previous one too,
     # during a rotation); JWT_PUBLIC_KEYS (PEMs) overrides the folder.

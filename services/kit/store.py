@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 import orjson
-from redis.asyncio import Redis
+from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import RedisCluster
 
 from services.kit import keys, metrics
@@ -245,11 +245,19 @@ def parse_live(message: bytes) -> tuple[int, bytes]:
     return int(head), payload
 
 
-def connect(url: str, cluster: bool = False, decode: bool = False, timeout: float = 5.0) -> RedisClient:
+def connect(
+    url: str, cluster: bool = False, decode: bool = False, timeout: float = 5.0, max_connections: int = 256
+) -> RedisClient:
     """A pooled client; ``cluster`` talks to a Redis Cluster through ``url``'s
     node; ``decode`` returns str instead of bytes. ``timeout`` bounds every
     command (a Redis that stops answering is an outage, answered 503 /
-    UNAVAILABLE); pub/sub reads for feeds wait without it."""
+    UNAVAILABLE); the feeds' pub/sub reads wait without it.
+
+    The pool is explicit: redis-py 8's default (100 connections, failing at
+    once past them) was the ceiling that closed feeds in bursts. This one
+    holds ``max_connections`` per node and makes a burst beyond them wait
+    (up to ``timeout``) for a free connection. Feeds hold none of them:
+    each process has one pub/sub connection per Redis node."""
     options: dict[str, Any] = {
         "decode_responses": decode,
         "socket_timeout": timeout,
@@ -257,5 +265,6 @@ def connect(url: str, cluster: bool = False, decode: bool = False, timeout: floa
         "socket_keepalive": True,
     }
     if cluster:
-        return RedisCluster.from_url(url, **options)
-    return Redis.from_url(url, **options)
+        return RedisCluster.from_url(url, max_connections=max_connections, **options)
+    pool = BlockingConnectionPool.from_url(url, max_connections=max_connections, timeout=timeout, **options)
+    return Redis(connection_pool=pool)

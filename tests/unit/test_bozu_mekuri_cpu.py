@@ -1,4 +1,5 @@
-"""The CPU's flip-or-stop choice (services/bozu_mekuri/cpu.py)."""
+"""The CPU's play (services/bozu_mekuri/cpu.py): its flip-or-stop choice, and
+the kit playing CPU seats with it through the same moves as people."""
 
 from __future__ import annotations
 
@@ -10,16 +11,19 @@ import pytest
 
 from services.bozu_mekuri import cpu
 from services.bozu_mekuri.cards import LADY, MONK, NOBLE, NUMBERS, SEMIMARU
-from services.bozu_mekuri.engine import ENGINE, parse_options
+from services.bozu_mekuri.engine import DEFAULTS
+from services.bozu_mekuri.game import GAME
+from services.kit import play as kit
+from services.kit.engine import Context
 from services.kit.rng import MatchRng
-from tests.rigged import ctx
+from tests.rigged import RiggedRng
 
 JSON = dict[str, Any]
-DEFAULTS = parse_options({})
 
 
-def outlook(unseen: dict[str, int], own: int = 0, pile: int = 0, others: int = 0, seats: int = 4,
-            **options: Any) -> cpu.Outlook:
+def outlook(
+    unseen: dict[str, int], own: int = 0, pile: int = 0, others: int = 0, seats: int = 4, **options: Any
+) -> cpu.Outlook:
     return cpu.Outlook(unseen, own, pile, others, seats, {**DEFAULTS, **options})
 
 
@@ -69,29 +73,57 @@ def test_outlook_keeps_the_composition_not_the_order() -> None:
     assert dict(a.unseen) == {NOBLE: 59, "EMPEROR": 8, LADY: 20, MONK: 12, SEMIMARU: 1}
 
 
-# ---------------------------------------------------------------- against the engine
+# ---------------------------------------------------------------- the CPU's move
 
 
-def outlook_from_view(view: JSON, seat: int) -> cpu.Outlook:
-    """What any player can work out from the public view alone."""
-    face_up = {card["number"] for s in view["seats"] for card in s["cards"]}
-    face_up |= {card["number"] for card in view["pile"]}
-    own = view["seats"][seat]["card_count"]
-    return cpu.Outlook.of(
-        [n for n in NUMBERS if n not in face_up],
-        own,
-        view["pile_count"],
-        sum(s["card_count"] for s in view["seats"]) - own,
-        sum(1 for s in view["seats"] if not s["eliminated"]),
-        view["options"],
-    )
+def test_the_move_is_a_flip_unless_stopping_is_allowed_and_worth_it() -> None:
+    t, _ = kit.start(GAME, 2, {}, Context(RiggedRng([0]), 0.0, 0.0))
+    state = t.state
+    state["extra_flip"] = True
+    state["hands"][0] = [n for n in NUMBERS if n not in (8, 12, 21, 3, 4)][:80]
+    state["deck"] = [n for n in NUMBERS if n not in state["hands"][0]]
+    view = GAME.view(state, 0)
+    assert view["can_stop"]
+    assert cpu.cpu(view, 0, RiggedRng()) == {"stop": {}}  # 80 cards exposed to three monks
+    assert cpu.cpu(view, 1, RiggedRng()) == {"flip": {}}  # seat 1 holds nothing (as if offered)
+    state["options"]["allow_stopping"] = False
+    assert cpu.cpu(GAME.view(state, 0), 0, RiggedRng()) == {"flip": {}}  # the extra flip is mandatory
+    state["options"]["allow_stopping"] = True
+    state["extra_flip"] = False
+    assert cpu.cpu(GAME.view(state, 0), 0, RiggedRng()) == {"flip": {}}  # a turn is a flip
 
 
 Strategy = Callable[[JSON, int], bool]  # (view, seat) -> take the extra flip?
 
 
+def play(
+    seed: int,
+    seats: int,
+    focus: int,
+    options: JSON,
+    strategy: Strategy | None,
+    check: Callable[[JSON, JSON], None] | None = None,
+) -> JSON:
+    """One seeded match through the kit: every seat a CPU seat except ``focus``,
+    played by ``strategy`` (``None``: a CPU seat too). ``check(state, view)``
+    sees every flip-or-stop choice of the focus seat."""
+    cpu_seats = [s for s in range(seats) if strategy is None or s != focus]
+    rng = MatchRng(seed.to_bytes(32, "big"))
+    table, _ = kit.start(GAME, seats, options, Context(rng, 0.0, 0.0), cpu_seats)
+    while GAME.outcome(table.state) is None:
+        assert strategy is not None and GAME.to_act(table.state) == [focus]
+        take = True
+        view = GAME.view(table.state, focus)
+        if view["can_stop"]:
+            if check is not None:
+                check(table.state, view)
+            take = strategy(view, focus)
+        kit.act(GAME, table, focus, {"flip": {}} if take else {"stop": {}}, Context(rng, 0.0, 0.0))
+    return table.state
+
+
 def from_view(view: JSON, seat: int) -> bool:
-    return cpu.wants_extra_flip(outlook_from_view(view, seat))
+    return cpu.cpu(view, seat, RiggedRng()) == {"flip": {}}
 
 
 def always_stop(view: JSON, seat: int) -> bool:
@@ -102,38 +134,34 @@ def always_flip(view: JSON, seat: int) -> bool:
     return True
 
 
-def play(seed: int, seats: int, focus: int, options: JSON, strategy: Strategy | None) -> JSON:
-    """One seeded match: every seat a CPU seat except ``focus``, played by
-    ``strategy`` through ``apply`` (``None``: a CPU seat too)."""
-    cpu_seats = [s for s in range(seats) if strategy is None or s != focus]
-    state, _ = ENGINE.new_match(seats, options, ctx(MatchRng(seed.to_bytes(32, "big"))), cpu_seats)
-    while not state["over"]:
-        take = True
-        if state["extra_flip"] and state["options"]["allow_stopping"]:
-            assert strategy is not None
-            take = strategy(ENGINE.view(state, focus), focus)
-        state, _ = ENGINE.apply(state, focus, {"flip": {}} if take else {"stop": {}}, ctx())
-    return state
-
-
 @pytest.mark.parametrize("options", [
     {},
     {"lady": "TAKE_PILE_AND_FLIP_AGAIN", "emperor": "TAKE_EVERYONES_CARDS", "semimaru": "EVERYONE_TO_PILE"},
-])
+])  # fmt: skip
 def test_the_cpu_decides_from_the_public_view_alone(options: JSON) -> None:
-    """A player deciding from the view with the CPU's policy plays exactly the CPU's
-    match: the engine's CPU used nothing a player cannot see."""
+    """The view tells exactly the deck's composition (what the engine's CPU used
+    to read from the state), and a player deciding from the view with the CPU's
+    policy plays exactly the CPU's match."""
     decisions = 0
     for seed in range(40):
         seats = 2 + seed % 5
-        as_cpu = play(seed, seats, seed % seats, options, None)
+        focus = seed % seats
+        as_cpu = play(seed, seats, focus, options, None)
         counted: list[bool] = []
 
         def counting(view: JSON, seat: int, counted: list[bool] = counted) -> bool:
             counted.append(from_view(view, seat))
             return counted[-1]
 
-        by_view = play(seed, seats, seed % seats, options, counting)
+        def same_outlook(state: JSON, view: JSON, focus: int = focus) -> None:
+            own = len(state["hands"][focus])
+            hidden = cpu.Outlook.of(
+                state["deck"], own, len(state["pile"]), sum(map(len, state["hands"])) - own,
+                len(state["hands"]) - len(state["eliminated"]), state["options"],
+            )  # fmt: skip
+            assert cpu.Outlook.from_view(view, focus) == hidden
+
+        by_view = play(seed, seats, focus, options, counting, same_outlook)
         assert by_view["hands"] == as_cpu["hands"] and by_view["pile"] == as_cpu["pile"]
         decisions += len(counted)
     assert decisions > 20  # the comparison did cover flip-or-stop choices
@@ -157,7 +185,9 @@ COMPARISON_OPTIONS = {"semimaru": "AS_NOBLE", "lady": "TAKE_PILE_AND_FLIP_AGAIN"
 def test_the_cpu_gathers_more_cards_than_always_stopping_or_always_flipping() -> None:
     counts: dict[str, list[int]] = {"cpu": [], "always stop": [], "always flip": []}
     strategies: dict[str, Strategy | None] = {
-        "cpu": None, "always stop": always_stop, "always flip": always_flip,
+        "cpu": None,
+        "always stop": always_stop,
+        "always flip": always_flip,
     }
     for seed in range(COMPARISON_GAMES):
         focus = seed % COMPARISON_SEATS
