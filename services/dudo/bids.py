@@ -13,6 +13,8 @@ from collections.abc import Iterable
 ONES = 1
 FACES = range(1, 7)
 
+Bid = tuple[int, int]  # (quantity, face)
+
 
 def counts_for(die: int, face: int, ones_wild: bool) -> bool:
     """Whether one die counts for a bid on ``face``: a bid on ones counts only ones."""
@@ -38,3 +40,24 @@ def lowest_raise(quantity: int, face: int, new_face: int) -> int:
         return quantity + 1
     # From ones: twice the dice, plus one.
     return 2 * quantity + 1
+
+
+def legal_bids(standing: Bid | None, in_play: int, palifico: bool, open_on_ones: bool) -> list[Bid]:
+    """Every bid the player to act may make: an opening bid (not on ones
+    unless ``open_on_ones`` or in a palifico round, where ones are an ordinary
+    face) or a raise of ``standing`` (in a palifico round on its face only),
+    never above the ``in_play`` dice. By face, then quantity."""
+    bids: list[Bid] = []
+    for face in FACES:
+        if standing is None:
+            if face == ONES and not (open_on_ones or palifico):
+                continue
+            lowest = 1
+        elif palifico:
+            if face != standing[1]:
+                continue
+            lowest = standing[0] + 1
+        else:
+            lowest = lowest_raise(*standing, face)
+        bids += [(quantity, face) for quantity in range(max(lowest, 1), in_play + 1)]
+    return bids

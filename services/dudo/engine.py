@@ -1,4 +1,4 @@
-"""Dudo (Liar's Dice) rules engine, the Lizumo table (RULES.md "Dudo", seed 001;
+"""Dudo (Liar's Dice) rules, the Lizumo table (RULES.md "Dudo", seed 001;
 bids in ``bids.py``, assisted-mode odds in ``odds.py``).
 
 A round: every player still in throws their dice in secret; the opener bids
@@ -24,22 +24,27 @@ Decisions where RULES.md and the seed leave room (also in the .proto):
   not wild, the opener may bid any face, ones included, and every later bid
   keeps that face and raises the quantity. With one die per player nobody
   ever drops to one, so there is no palifico round.
-- Leaving or removal for inactivity mid-round: the player's dice leave the
-  table unseen and the player is out, placed by that moment like any other
-  elimination. If only one player is left, that player wins. If the standing
-  bid was theirs, nobody could lose the die a call on it would cost, so the
-  round is voided and replayed with fresh dice, opened by the player who had
-  to answer that bid (palifico again if the player it is for is still in).
-  Otherwise the round goes on with the dice still on the table; if it was
-  their turn, the next player still in acts on the standing bid (or opens, if
-  there is none yet).
-- Inactivity: any other player still in may remove the player to act once
-  120 s have passed since that player's turn began. The turn's start is kept
-  in the state rather than read from ``ctx.last_action_at``, because
-  ``set_assist`` is an accepted action that anyone may send at any time and
-  would otherwise restart the clock.
-- Assisted mode may be switched at any time, also off turn and when out; it is
-  private to the seat.
+- Leaving or removal for inactivity mid-round (``depart``; the kit tells the
+  LEFT or CLAIMED notice): the player's dice leave the table unseen and the
+  player is out, placed by that moment like any other elimination. If only
+  one player is left, that player wins. If the standing bid was theirs,
+  nobody could lose the die a call on it would cost, so the round is voided
+  and replayed with fresh dice, opened by the player who had to answer that
+  bid (palifico again if the player it is for is still in). Otherwise the
+  round goes on with the dice still on the table; if it was their turn, the
+  next player still in acts on the standing bid (or opens, if there is none
+  yet).
+- Inactivity: the kit's claim (any other player still in, 120 s after the
+  seat to act got the turn or last acted); the engine keeps no clock. A
+  set_assist by the seat to act is an action of that seat and restarts its
+  clock; by anyone else it touches no clock.
+- CPU seats (issue 17): ``cpu.py`` chooses a CPU seat's move from that seat's
+  view alone; the kit plays it through these same moves.
+- Assisted mode may be switched at any time while in, also off turn (an
+  ``anytime`` move); it is private to the seat.
+- Every die is drawn from the match generator seat by seat, die by die, at the
+  start of each round (a voided round's rethrow included), after the first
+  opener's draw: a replay of the seed gives the same dice.
 
 State (JSON; never leaves the service, ``view`` is the only way out)::
 
@@ -49,40 +54,39 @@ State (JSON; never leaves the service, ``view`` is the only way out)::
     dice           this round's throw of each seat, hidden; [] when out or over
     round          round number, from 1
     opener, turn   who opened this round / who acts now (None once over)
-    turn_since     ctx.now when the seat to act got the turn
     bid, bidder    the standing bid {quantity, face} and its maker, or None
     round_bids     the bids of this round [{seat, quantity, face}]
     palifico_round this round is palifico; palifico_seat: the player it is for
     palifico_used  per seat, whether that player's palifico round has come
     assist         per seat, assisted mode on
     last_reveal    the last call and every die it showed (a Reveal), or None
-    outs           [{seat, reason, place, claimed_by?}] in the order players went out
+    outs           [{seat, reason, place}] in the order players went out
     winner         the last player with dice, once over (None while playing)
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
+from rodada.dudo.v1 import dudo_pb2
+
+from services.dudo import bids
 from services.dudo.bids import FACES, ONES, count_matching, lowest_raise
 from services.dudo.odds import bid_probability
-from services.kit.engine import JSON, Context, Engine, Event, InvalidAction, Result, RulesError
+from services.kit.engine import (
+    JSON,
+    Context,
+    Departure,
+    EndReason,
+    Event,
+    InvalidAction,
+    Outcome,
+    RulesError,
+    State,
+)
 
-MIN_SEATS = 2
-MAX_SEATS = 6
 DEFAULT_DICE = 3
 MAX_DICE = 5
-INACTIVITY_SECONDS = 120.0
-
-_FLAGS = ("palifico", "calza", "open_on_ones")
-_ACTION_FIELDS: dict[str, frozenset[str]] = {
-    "bid": frozenset({"quantity", "face"}),
-    "dudo": frozenset(),
-    "calza": frozenset(),
-    "set_assist": frozenset({"on"}),
-    "claim_inactivity": frozenset(),
-}
 
 # Call and Outcome enum names of the proto.
 DUDO = "DUDO"
@@ -98,227 +102,49 @@ LEFT = "LEFT"
 REMOVED_INACTIVE = "REMOVED_INACTIVE"
 
 
-class DudoEngine:
-    name = "dudo"
-    min_seats = MIN_SEATS
-    max_seats = MAX_SEATS
-
-    # --- Engine protocol ---------------------------------------------------
-
-    def new_match(
-        self, seats: int, options: JSON, ctx: Context, cpu_seats: Sequence[int] = ()
-    ) -> tuple[JSON, list[Event]]:
-        if isinstance(seats, bool) or not isinstance(seats, int) or not MIN_SEATS <= seats <= MAX_SEATS:
-            raise InvalidAction("invalid_seat_count", f"Dudo is played by {MIN_SEATS} to {MAX_SEATS} seats")
-        if cpu_seats:
-            raise InvalidAction("cpu_seats_unsupported", "Dudo has no CPU seats")
-        rules = _parse_options(options)
-        state: JSON = {
-            "seats": seats,
-            "options": rules,
-            "counts": [rules["dice_per_player"]] * seats,
-            "dice": [[] for _ in range(seats)],
-            "round": 0,
-            "opener": 0,
-            "turn": None,
-            "turn_since": ctx.now,
-            "bid": None,
-            "bidder": None,
-            "round_bids": [],
-            "palifico_round": False,
-            "palifico_seat": None,
-            "palifico_used": [False] * seats,
-            "assist": [False] * seats,
-            "last_reveal": None,
-            "outs": [],
-            "winner": None,
-        }
-        opener = ctx.rng.randbelow(seats)
-        return state, _start_round(state, opener, None, ctx)
-
-    def apply(self, state: JSON, seat: int, action: JSON, ctx: Context) -> tuple[JSON, list[Event]]:
-        kind, body = _parse_action(action)
-        _check_seat(state, seat)
-        if kind == "bid":
-            quantity, face = _parse_bid(body)
-            _check_to_act(state, seat)
-            return _bid(state, seat, quantity, face, ctx)
-        if kind == "dudo":
-            _check_to_act(state, seat)
-            return _call(state, seat, DUDO, ctx)
-        if kind == "calza":
-            _check_running(state)
-            if not state["options"]["calza"]:
-                raise RulesError("calza_disabled", "this table plays without calza")
-            _check_to_act(state, seat)
-            return _call(state, seat, CALZA, ctx)
-        if kind == "set_assist":
-            on = _parse_assist(body)
-            _check_running(state)
-            return _set_assist(state, seat, on)
-        _check_running(state)
-        _check_in(state, seat)
-        return _claim_inactivity(state, seat, ctx)
-
-    def leave(self, state: JSON, seat: int, ctx: Context) -> tuple[JSON, list[Event]]:
-        _check_seat(state, seat)
-        _check_running(state)
-        _check_in(state, seat)
-        new = _copy_state(state)
-        return new, _remove(new, seat, LEFT, None, ctx)
-
-    def view(self, state: JSON, seat: int | None) -> JSON:
-        if seat is not None:
-            _check_seat(state, seat)
-        over = state["winner"] is not None
-        view: JSON = {
-            "players": [_player_view(state, s) for s in range(state["seats"])],
-            # Only ever the viewer's own dice: the one hidden thing a seat may see.
-            "my_dice": [] if seat is None else list(state["dice"][seat]),
-            "round": state["round"],
-            "opener": state["opener"],
-            "round_bids": [dict(made) for made in state["round_bids"]],
-            "dice_in_play": sum(state["counts"]),
-            "assist": seat is not None and state["assist"][seat],
-            "options": dict(state["options"]),
-            "palifico_round": state["palifico_round"],
-            "over": over,
-        }
-        if seat is not None:
-            view["seat"] = seat
-        if state["turn"] is not None:
-            view["turn"] = state["turn"]
-            view["turn_started_at"] = state["turn_since"]
-        bid = state["bid"]
-        if bid is not None:
-            view["current_bid"] = dict(bid)
-            view["bidder"] = state["bidder"]
-            if seat is not None and state["assist"][seat] and state["counts"][seat] > 0:
-                view["current_bid_probability"] = bid_probability(state, seat, bid["quantity"], bid["face"])
-        if state["last_reveal"] is not None:
-            view["last_reveal"] = _copy_reveal(state["last_reveal"])
-        if state["palifico_seat"] is not None:
-            view["palifico_seat"] = state["palifico_seat"]
-        if over:
-            view["winner"] = state["winner"]
-            view["end_reason"] = _end_reason(state).upper()
-        return view
-
-    def to_act(self, state: JSON) -> list[int]:
-        return [] if state["turn"] is None else [state["turn"]]
-
-    def result(self, state: JSON) -> Result | None:
-        if state["winner"] is None:
-            return None
-        return Result(
-            ranks=_ranks(state),
-            reason=_end_reason(state),
-            forfeited=_forfeited(state),
-        )
-
-    def ask(self, state: JSON, seat: int | None, question: JSON) -> JSON:
-        """Assisted mode's odds for any bid the seat asks about (proto
-        ``Question.bid_odds``): only a seated player with assist on may ask."""
-        if set(question) != {"bid_odds"} or not isinstance(question["bid_odds"], dict):
-            raise InvalidAction("malformed_question", "the question must be bid_odds")
-        if seat is None:
-            raise RulesError("not_seated", "only a seated player has dice to reason from")
-        if not state["assist"][seat]:
-            raise RulesError("assist_off", "turn assisted mode on (set_assist) to see the odds")
-        bid = question["bid_odds"]
-        quantity, face = bid.get("quantity", 0), bid.get("face", 0)
-        probability = bid_probability(state, seat, quantity, face)
-        return {"bid_odds": {"quantity": quantity, "face": face, "probability": probability}}
-
-
-ENGINE: Engine = DudoEngine()
-
-
-# --- Parsing: malformed input is InvalidAction, before any rule is checked ----
-
-
-def _parse_options(options: JSON) -> JSON:
-    if not isinstance(options, dict):
-        raise InvalidAction("invalid_options", "options must be an object")
-    unknown = sorted(set(options) - {"dice_per_player", *_FLAGS})
-    if unknown:
-        raise InvalidAction("invalid_options", f"unknown option(s): {', '.join(unknown)}")
-    dice = options.get("dice_per_player")
-    if dice is None:
-        dice = DEFAULT_DICE
-    if isinstance(dice, bool) or not isinstance(dice, int) or not 1 <= dice <= MAX_DICE:
+def setup(seats: int, options: dudo_pb2.Options, mode: str, ctx: Context) -> tuple[State, list[Event]]:
+    dice = options.dice_per_player if options.HasField("dice_per_player") else DEFAULT_DICE
+    if not 1 <= dice <= MAX_DICE:
         raise InvalidAction("invalid_options", f"dice_per_player must be 1 to {MAX_DICE}")
-    rules: JSON = {"dice_per_player": dice}
-    for flag in _FLAGS:
-        value = options.get(flag)
-        if value is None:
-            value = False
-        if not isinstance(value, bool):
-            raise InvalidAction("invalid_options", f"{flag} must be true or false")
-        rules[flag] = value
-    return rules
+    rules: JSON = {
+        "dice_per_player": dice,
+        "palifico": options.palifico,
+        "calza": options.calza,
+        "open_on_ones": options.open_on_ones,
+    }
+    state: State = {
+        "seats": seats,
+        "options": rules,
+        "counts": [dice] * seats,
+        "dice": [[] for _ in range(seats)],
+        "round": 0,
+        "opener": 0,
+        "turn": None,
+        "bid": None,
+        "bidder": None,
+        "round_bids": [],
+        "palifico_round": False,
+        "palifico_seat": None,
+        "palifico_used": [False] * seats,
+        "assist": [False] * seats,
+        "last_reveal": None,
+        "outs": [],
+        "winner": None,
+    }
+    opener = ctx.rng.randbelow(seats)
+    return state, _start_round(state, opener, None, ctx)
 
 
-def _parse_action(action: JSON) -> tuple[str, JSON]:
-    if not isinstance(action, dict) or len(action) != 1:
-        raise InvalidAction("malformed_action", "an action has exactly one kind")
-    ((kind, body),) = action.items()
-    if kind not in _ACTION_FIELDS:
-        raise InvalidAction("unknown_action", f"the action must be one of {', '.join(_ACTION_FIELDS)}")
-    if body is None:
-        body = {}
-    if not isinstance(body, dict):
-        raise InvalidAction("malformed_action", f"{kind} must be an object")
-    extra = sorted(set(body) - _ACTION_FIELDS[kind])
-    if extra:
-        raise InvalidAction("malformed_action", f"{kind} has no field(s) {', '.join(extra)}")
-    return kind, body
+# --- Moves (the kit has checked the match runs, the seat is in and, but for
+# set_assist, that it is the seat to act) ------------------------------------
 
 
-def _parse_bid(body: JSON) -> tuple[int, int]:
-    # proto3 JSON leaves out zero values, so a missing field is a 0.
-    quantity = body.get("quantity", 0)
-    if isinstance(quantity, bool) or not isinstance(quantity, int) or quantity < 1:
+def bid(state: State, seat: int, move: dudo_pb2.Bid, ctx: Context) -> list[Event]:
+    quantity, face = move.quantity, move.face
+    if quantity < 1:
         raise InvalidAction("invalid_quantity", "a bid's quantity is a whole number from 1")
-    face = body.get("face", 0)
-    if isinstance(face, bool) or not isinstance(face, int) or face not in FACES:
+    if face not in FACES:
         raise InvalidAction("invalid_face", "a bid's face is 1 to 6")
-    return quantity, face
-
-
-def _parse_assist(body: JSON) -> bool:
-    on = body.get("on", False)
-    if not isinstance(on, bool):
-        raise InvalidAction("invalid_flag", "set_assist.on must be true or false")
-    return on
-
-
-def _check_seat(state: JSON, seat: int) -> None:
-    if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < state["seats"]:
-        raise InvalidAction("invalid_seat", "no such seat in this match")
-
-
-def _check_running(state: JSON) -> None:
-    if state["winner"] is not None:
-        raise RulesError("game_over", "the match is over")
-
-
-def _check_in(state: JSON, seat: int) -> None:
-    if state["counts"][seat] == 0:
-        raise RulesError("not_in_game", "this seat is out of the match")
-
-
-def _check_to_act(state: JSON, seat: int) -> None:
-    _check_running(state)
-    _check_in(state, seat)
-    if seat != state["turn"]:
-        raise RulesError("not_your_turn", "it is another player's turn")
-
-
-# --- Actions: each works on a copy, so a refused action changes nothing ------
-
-
-def _bid(state: JSON, seat: int, quantity: int, face: int, ctx: Context) -> tuple[JSON, list[Event]]:
     in_play = sum(state["counts"])
     if quantity > in_play:
         raise RulesError("quantity_too_high", f"only {in_play} dice are in play")
@@ -340,49 +166,155 @@ def _bid(state: JSON, seat: int, quantity: int, face: int, ctx: Context) -> tupl
             raise RulesError(
                 "bid_too_low", f"after {q0} x {f0}s, a bid on {face}s needs at least {lowest} dice"
             )
-    new = _copy_state(state)
     made = {"seat": seat, "quantity": quantity, "face": face}
-    new["bid"] = {"quantity": quantity, "face": face}
-    new["bidder"] = seat
-    new["round_bids"].append(made)
-    _give_turn(new, _next_in(new, seat), ctx)
-    return new, [Event("bid_made", dict(made))]
+    state["bid"] = {"quantity": quantity, "face": face}
+    state["bidder"] = seat
+    state["round_bids"].append(made)
+    state["turn"] = _next_in(state, seat)
+    return [Event("bid_made", dict(made))]
 
 
-def _call(state: JSON, seat: int, call: str, ctx: Context) -> tuple[JSON, list[Event]]:
+def dudo(state: State, seat: int, move: dudo_pb2.Dudo, ctx: Context) -> list[Event]:
+    _check_bid(state)
+    return _reveal(state, seat, DUDO, ctx)
+
+
+def calza(state: State, seat: int, move: dudo_pb2.Calza, ctx: Context) -> list[Event]:
+    if not state["options"]["calza"]:
+        raise RulesError("calza_disabled", "this table plays without calza")
+    _check_bid(state)
+    return _reveal(state, seat, CALZA, ctx)
+
+
+def set_assist(state: State, seat: int, move: dudo_pb2.SetAssist, ctx: Context) -> list[Event]:
+    state["assist"][seat] = move.on
+    # Private: whether a player takes help is their own business.
+    return [Event("assist_changed", {"seat": seat, "on": move.on}, audience=(seat,))]
+
+
+def depart(state: State, seat: int, why: Departure, ctx: Context) -> list[Event]:
+    """``seat`` leaves or is removed mid-round; see the module docstring."""
+    events = [_put_out(state, seat, LEFT if why is Departure.LEFT else REMOVED_INACTIVE)]
+    if len(_players_in(state)) == 1:
+        _end(state)
+        return events
+    if state["bidder"] == seat:
+        # Nobody could lose the die a call on this bid would cost: replay the
+        # round, opened by the player who had to answer the bid, and palifico
+        # again if the player it is for is still in.
+        events.append(Event("round_voided", {"round": state["round"], "seat": seat}))
+        palifico_seat = state["palifico_seat"]
+        if palifico_seat is not None and state["counts"][palifico_seat] == 0:
+            palifico_seat = None
+        return [*events, *_start_round(state, state["turn"], palifico_seat, ctx)]
+    if state["turn"] == seat:
+        following = _next_in(state, seat)
+        if state["bid"] is None:
+            state["opener"] = following
+        state["turn"] = following
+    return events
+
+
+# --- Reading the state ----------------------------------------------------------
+
+
+def to_act(state: State) -> list[int]:
+    return [] if state["turn"] is None else [state["turn"]]
+
+
+def in_play(state: State, seat: int) -> bool:
+    return bool(state["counts"][seat] > 0)
+
+
+def outcome(state: State) -> Outcome | None:
+    if state["winner"] is None:
+        return None
+    return Outcome(ranks=_ranks(state), reason=_end_reason(state), forfeited=_forfeited(state))
+
+
+def view(state: State, seat: int | None) -> JSON:
+    view: JSON = {
+        "players": [_player_view(state, s) for s in range(state["seats"])],
+        # Only ever the viewer's own dice: the one hidden thing a seat may see.
+        "my_dice": [] if seat is None else list(state["dice"][seat]),
+        "round": state["round"],
+        "opener": state["opener"],
+        "round_bids": [dict(made) for made in state["round_bids"]],
+        "dice_in_play": sum(state["counts"]),
+        "assist": seat is not None and state["assist"][seat],
+        "options": dict(state["options"]),
+        "palifico_round": state["palifico_round"],
+    }
+    standing = state["bid"]
+    if standing is not None:
+        view["current_bid"] = dict(standing)
+        view["bidder"] = state["bidder"]
+        if seat is not None and state["assist"][seat] and state["counts"][seat] > 0:
+            view["current_bid_probability"] = bid_probability(
+                state, seat, standing["quantity"], standing["face"]
+            )
+    if state["last_reveal"] is not None:
+        view["last_reveal"] = state["last_reveal"]
+    if state["palifico_seat"] is not None:
+        view["palifico_seat"] = state["palifico_seat"]
+    return view
+
+
+def legal(state: State, seat: int) -> list[JSON]:
+    """Every action ``seat`` may make now: switching its assisted mode while
+    in, and on its turn every legal bid (each quantity and face), Dudo and
+    calza."""
+    if state["winner"] is not None or state["counts"][seat] == 0:
+        return []
+    actions: list[JSON] = [{"set_assist": {"on": not state["assist"][seat]}}]
+    if seat != state["turn"]:
+        return actions
+    actions += [{"bid": {"quantity": q, "face": f}} for q, f in legal_bids(state)]
+    if state["bid"] is not None:
+        actions.append({"dudo": {}})
+        if state["options"]["calza"]:
+            actions.append({"calza": {}})
+    return actions
+
+
+def legal_bids(state: State) -> list[tuple[int, int]]:
+    """Every (quantity, face) the seat to act may bid now, by face then quantity."""
+    standing = state["bid"]
+    return bids.legal_bids(
+        None if standing is None else (standing["quantity"], standing["face"]),
+        sum(state["counts"]),
+        state["palifico_round"],
+        state["options"]["open_on_ones"],
+    )
+
+
+def ask(state: State, seat: int | None, question: dudo_pb2.Question) -> JSON:
+    """Assisted mode's odds for any bid the seat asks about (``Question.bid_odds``):
+    only a seated player with assist on may ask."""
+    if question.WhichOneof("question") != "bid_odds":
+        raise InvalidAction("malformed_question", "the question must be bid_odds")
+    if seat is None:
+        raise RulesError("not_seated", "only a seated player has dice to reason from")
+    if not state["assist"][seat]:
+        raise RulesError("assist_off", "turn assisted mode on (set_assist) to see the odds")
+    quantity, face = question.bid_odds.quantity, question.bid_odds.face
+    probability = bid_probability(state, seat, quantity, face)
+    return {"bid_odds": {"quantity": quantity, "face": face, "probability": probability}}
+
+
+# --- Rounds, calls and going out ------------------------------------------------
+
+
+def _check_bid(state: State) -> None:
     if state["bid"] is None:
         raise RulesError("no_bid", "there is no bid to call yet; open the round with a bid")
-    new = _copy_state(state)
-    return new, _reveal(new, seat, call, ctx)
 
 
-def _set_assist(state: JSON, seat: int, on: bool) -> tuple[JSON, list[Event]]:
-    new = _copy_state(state)
-    new["assist"][seat] = on
-    # Private: whether a player takes help is their own business.
-    return new, [Event("assist_changed", {"seat": seat, "on": on}, audience=(seat,))]
-
-
-def _claim_inactivity(state: JSON, seat: int, ctx: Context) -> tuple[JSON, list[Event]]:
-    idle = state["turn"]
-    if seat == idle:
-        raise RulesError("cannot_claim_yourself", "the player to act cannot claim against themselves")
-    if ctx.now - state["turn_since"] < INACTIVITY_SECONDS:
-        raise RulesError(
-            "too_early", f"a claim is possible once the turn has lasted {INACTIVITY_SECONDS:.0f} s"
-        )
-    new = _copy_state(state)
-    return new, _remove(new, idle, REMOVED_INACTIVE, seat, ctx)
-
-
-# --- Rounds, calls and going out (these work on the copy they are given) -----
-
-
-def _start_round(state: JSON, opener: int, palifico_seat: int | None, ctx: Context) -> list[Event]:
+def _start_round(state: State, opener: int, palifico_seat: int | None, ctx: Context) -> list[Event]:
     """Everyone still in throws; ``opener`` bids first."""
     state["round"] += 1
     state["opener"] = opener
-    _give_turn(state, opener, ctx)
+    state["turn"] = opener
     state["bid"] = None
     state["bidder"] = None
     state["round_bids"] = []
@@ -407,7 +339,7 @@ def _start_round(state: JSON, opener: int, palifico_seat: int | None, ctx: Conte
     return [Event("round_started", started), *rolled]
 
 
-def _reveal(state: JSON, caller: int, call: str, ctx: Context) -> list[Event]:
+def _reveal(state: State, caller: int, call: str, ctx: Context) -> list[Event]:
     """Show every die, settle the call, then start the next round or end."""
     quantity, face = state["bid"]["quantity"], state["bid"]["face"]
     bidder = state["bidder"]
@@ -416,13 +348,13 @@ def _reveal(state: JSON, caller: int, call: str, ctx: Context) -> list[Event]:
     loser: int | None = None
     gainer: int | None = None
     if call == DUDO:
-        outcome, loser = (BIDDER_LOSES, bidder) if count < quantity else (CALLER_LOSES, caller)
+        result, loser = (BIDDER_LOSES, bidder) if count < quantity else (CALLER_LOSES, caller)
     elif count == quantity:
-        outcome = CALZA_RIGHT
+        result = CALZA_RIGHT
         if state["counts"][caller] < state["options"]["dice_per_player"]:
             gainer = caller
     else:
-        outcome, loser = CALZA_WRONG, caller
+        result, loser = CALZA_WRONG, caller
     reveal: JSON = {
         "round": state["round"],
         "caller": caller,
@@ -432,28 +364,29 @@ def _reveal(state: JSON, caller: int, call: str, ctx: Context) -> list[Event]:
         "ones_wild": ones_wild and face != ONES,
         "hands": [{"seat": s, "dice": list(dice)} for s, dice in enumerate(state["dice"]) if dice],
         "count": count,
-        "outcome": outcome,
+        "outcome": result,
     }
     if loser is not None:
         reveal["loser"] = loser
     if gainer is not None:
         reveal["gainer"] = gainer
     state["last_reveal"] = reveal
-    events = [Event("revealed", _copy_reveal(reveal))]
+    events = [Event("revealed", reveal)]
 
     palifico_seat: int | None = None
     if gainer is not None:
         state["counts"][gainer] += 1
     if loser is not None:
         if state["counts"][loser] == 1:
-            events.append(_put_out(state, loser, NO_DICE, None))
+            events.append(_put_out(state, loser, NO_DICE))
         else:
             state["counts"][loser] -= 1
             if _earns_palifico(state, loser):
                 state["palifico_used"][loser] = True
                 palifico_seat = loser
     if len(_players_in(state)) == 1:
-        return [*events, _end(state)]
+        _end(state)
+        return events
     # The loser opens; after a right calza nobody lost, and the caller opens.
     opener = loser if loser is not None else caller
     if state["counts"][opener] == 0:
@@ -461,40 +394,16 @@ def _reveal(state: JSON, caller: int, call: str, ctx: Context) -> list[Event]:
     return [*events, *_start_round(state, opener, palifico_seat, ctx)]
 
 
-def _remove(state: JSON, seat: int, reason: str, claimed_by: int | None, ctx: Context) -> list[Event]:
-    """``seat`` leaves or is removed mid-round; see the module docstring."""
-    events = [_put_out(state, seat, reason, claimed_by)]
-    if len(_players_in(state)) == 1:
-        return [*events, _end(state)]
-    if state["bidder"] == seat:
-        # Nobody could lose the die a call on this bid would cost: replay the
-        # round, opened by the player who had to answer the bid, and palifico
-        # again if the player it is for is still in.
-        events.append(Event("round_voided", {"round": state["round"], "seat": seat}))
-        palifico_seat = state["palifico_seat"]
-        if palifico_seat is not None and state["counts"][palifico_seat] == 0:
-            palifico_seat = None
-        return [*events, *_start_round(state, state["turn"], palifico_seat, ctx)]
-    if state["turn"] == seat:
-        following = _next_in(state, seat)
-        if state["bid"] is None:
-            state["opener"] = following
-        _give_turn(state, following, ctx)
-    return events
-
-
-def _put_out(state: JSON, seat: int, reason: str, claimed_by: int | None) -> Event:
+def _put_out(state: State, seat: int, reason: str) -> Event:
     """``seat`` is out: its dice leave the table and its place is fixed now."""
     out: JSON = {"seat": seat, "reason": reason, "place": len(_players_in(state))}
-    if claimed_by is not None:
-        out["claimed_by"] = claimed_by
     state["counts"][seat] = 0
     state["dice"][seat] = []
     state["outs"].append(out)
     return Event("player_out", dict(out))
 
 
-def _end(state: JSON) -> Event:
+def _end(state: State) -> None:
     (winner,) = _players_in(state)
     state["winner"] = winner
     state["turn"] = None
@@ -504,32 +413,20 @@ def _end(state: JSON) -> Event:
     state["round_bids"] = []
     state["palifico_round"] = False
     state["palifico_seat"] = None
-    game_over = {
-        "winner": winner,
-        "ranks": _ranks(state),
-        "reason": _end_reason(state).upper(),
-        "forfeited": _forfeited(state),
-    }
-    return Event("game_over", game_over)
 
 
-def _earns_palifico(state: JSON, seat: int) -> bool:
+def _earns_palifico(state: State, seat: int) -> bool:
     """Down to one die (from two, as a die was just lost), with the variant on,
     for the first time this match."""
     variant_on: bool = state["options"]["palifico"]
     return variant_on and state["counts"][seat] == 1 and not state["palifico_used"][seat]
 
 
-def _give_turn(state: JSON, seat: int, ctx: Context) -> None:
-    state["turn"] = seat
-    state["turn_since"] = ctx.now
-
-
-def _players_in(state: JSON) -> list[int]:
+def _players_in(state: State) -> list[int]:
     return [s for s, count in enumerate(state["counts"]) if count > 0]
 
 
-def _next_in(state: JSON, seat: int) -> int:
+def _next_in(state: State, seat: int) -> int:
     """The first player to the left of ``seat`` (next seat index) still in."""
     seats: int = state["seats"]
     for step in range(1, seats):
@@ -539,7 +436,7 @@ def _next_in(state: JSON, seat: int) -> int:
     raise AssertionError("no other player is in")  # callers end the match first
 
 
-def _ranks(state: JSON) -> list[int]:
+def _ranks(state: State) -> list[int]:
     """The winner first, then in reverse order of going out (the place each
     player got when going out)."""
     ranks = [1] * state["seats"]
@@ -548,46 +445,23 @@ def _ranks(state: JSON) -> list[int]:
     return ranks
 
 
-def _end_reason(state: JSON) -> str:
-    """Result.reason: a player who left outweighs removals for inactivity,
-    which outweigh a match played to the end (as at the Yatzy table)."""
+def _end_reason(state: State) -> EndReason:
+    """A player who left outweighs removals for inactivity, which outweigh a
+    match played to the end (as at the Yatzy table)."""
     reasons = {out["reason"] for out in state["outs"]}
     if LEFT in reasons:
-        return "forfeit"
+        return EndReason.FORFEIT
     if REMOVED_INACTIVE in reasons:
-        return "inactivity"
-    return "completed"
+        return EndReason.INACTIVITY
+    return EndReason.COMPLETED
 
 
-def _forfeited(state: JSON) -> list[int]:
+def _forfeited(state: State) -> list[int]:
     """Players who left or were removed, in that order."""
     return [out["seat"] for out in state["outs"] if out["reason"] != NO_DICE]
 
 
-def _copy_state(state: JSON) -> JSON:
-    """A copy sharing no list or dict with ``state``, so the input is never
-    mutated. Written out because copy.deepcopy costs twenty times as much and
-    every action and view is on the service's hot path; a test checks that no
-    container is shared."""
-    new = dict(state)
-    new["options"] = dict(state["options"])
-    for key in ("counts", "palifico_used", "assist"):
-        new[key] = list(state[key])
-    new["dice"] = [list(dice) for dice in state["dice"]]
-    new["bid"] = None if state["bid"] is None else dict(state["bid"])
-    new["round_bids"] = [dict(made) for made in state["round_bids"]]
-    new["last_reveal"] = None if state["last_reveal"] is None else _copy_reveal(state["last_reveal"])
-    new["outs"] = [dict(out) for out in state["outs"]]
-    return new
-
-
-def _copy_reveal(reveal: JSON) -> JSON:
-    """A copy to hand out, so no view or event shares a list with the state."""
-    hands = [{"seat": hand["seat"], "dice": list(hand["dice"])} for hand in reveal["hands"]]
-    return {**reveal, "bid": dict(reveal["bid"]), "hands": hands}
-
-
-def _player_view(state: JSON, seat: int) -> JSON:
+def _player_view(state: State, seat: int) -> JSON:
     count = state["counts"][seat]
     player: dict[str, Any] = {"seat": seat, "dice_count": count, "out": count == 0}
     for out in state["outs"]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from fractions import Fraction
+from functools import cache
 from math import comb
 
 from services.dudo.bids import FACES, ONES, count_matching
@@ -28,11 +29,23 @@ def chance_at_least(needed: int, unseen: int, p: Fraction) -> Fraction:
     )
 
 
+@cache
+def tail_chances(unseen: int, p: Fraction) -> tuple[float, ...]:
+    """P(X ≥ m) for X ~ Binomial(unseen, p), m = 0 .. unseen + 1: each sum
+    exact, rounded once; cached, for players that weigh many bids (the CPU)."""
+    return tuple(float(chance_at_least(m, unseen, p)) for m in range(unseen + 2))
+
+
+def wild_chance(face: int, ones_wild: bool) -> Fraction:
+    """The chance that one unseen die counts for a bid on ``face``: 1/3 for a
+    face 2 to 6 while ones are wild (the face or a one), else 1/6."""
+    return Fraction(1, 3) if ones_wild and face != ONES else Fraction(1, 6)
+
+
 def bid_chance(own_dice: Sequence[int], unseen: int, quantity: int, face: int, ones_wild: bool) -> Fraction:
     """The exact chance that (quantity, face) is true given ``own_dice``."""
     own = count_matching(own_dice, face, ones_wild)
-    p = Fraction(1, 3) if ones_wild and face != ONES else Fraction(1, 6)
-    return chance_at_least(quantity - own, unseen, p)
+    return chance_at_least(quantity - own, unseen, wild_chance(face, ones_wild))
 
 
 def bid_probability(state: JSON, seat: int, quantity: int, face: int) -> float:
@@ -40,11 +53,9 @@ def bid_probability(state: JSON, seat: int, quantity: int, face: int) -> float:
     sees it: only that seat's dice are used, so the answer reveals nothing the
     seat does not know. A seat that is out sees no dice and gets the chance
     over the whole table."""
-    if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < len(state["counts"]):
-        raise InvalidAction("invalid_seat", "no such seat in this match")
-    if isinstance(quantity, bool) or not isinstance(quantity, int) or quantity < 1:
+    if quantity < 1:
         raise InvalidAction("invalid_quantity", "a bid's quantity is a whole number from 1")
-    if isinstance(face, bool) or not isinstance(face, int) or face not in FACES:
+    if face not in FACES:
         raise InvalidAction("invalid_face", "a bid's face is 1 to 6")
     if state["winner"] is not None:
         raise RulesError("game_over", "the match is over")

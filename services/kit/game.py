@@ -94,6 +94,9 @@ class Game:
     to_act: Callable[[State], list[int]]
     outcome: Callable[[State], Outcome | None]
     anytime: frozenset[str] = frozenset()  # moves a seat may make off its turn
+    # Moves that are not play (a setting, a preference): they never restart
+    # the turn clock, so they cannot hold off an inactivity claim.
+    quiet: frozenset[str] = frozenset()
     scores: Callable[[State], list[int]] | None = None  # each seat's score so far
     in_play: Callable[[State, int], bool] = _always  # False once a seat is out
     # Leaving (CONCEDE, SEAT_OUT) and removal for inactivity: the game's

@@ -131,7 +131,7 @@ def act(
         if kind not in game.anytime and seat not in before:
             raise RulesError("not_your_turn", "it is another seat's turn")
         happened = list(move(table.state, seat, body, ctx))
-    _clock(game, table, before, seat, ctx.now)
+    _clock(game, table, before, None if kind in game.quiet else seat, ctx.now)
     happened += _cpu_turns(game, table, ctx, cpu_rng)
     return happened
 

@@ -13,10 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.dudo.engine import ENGINE
+from services.dudo.game import GAME
 from services.dudo.odds import bid_chance, bid_probability
 from services.kit.engine import InvalidAction, RulesError
-from tests.rigged import RiggedRng, ctx
+from tests import playing
+from tests.rigged import RiggedRng
 
 
 def enumerate_chance(own: list[int], unseen: int, quantity: int, face: int, ones_wild: bool) -> Fraction:
@@ -70,9 +71,12 @@ def test_exact_chance_matches_enumeration(
 
 
 def _state(hands: list[list[int]], **options: Any) -> dict[str, Any]:
+    """A match's state whose first throw is ``hands``, seat 0 opening."""
     options.setdefault("dice_per_player", max(len(hand) for hand in hands))
-    state, _ = ENGINE.new_match(len(hands), options, ctx(RiggedRng([0, *chain.from_iterable(hands)])))
-    return state
+    rng = RiggedRng([0, *chain.from_iterable(hands)])
+    table, _ = playing.start(GAME, len(hands), options, rng=rng)
+    assert not rng.queue
+    return table.state
 
 
 # The seed's example table: 12 dice in play, you hold three, two of them 5s.
@@ -122,27 +126,30 @@ def test_a_seat_without_dice_sees_the_whole_table_unseen() -> None:
     assert bid_probability(state, 0, 2, 5) == pytest.approx(direct_sum(2, 3, 1 / 3), abs=1e-12)
 
 
+# The asking seat is the caller's own (the service seats it), never client input.
 @pytest.mark.parametrize(
-    ("seat", "quantity", "face", "code"),
+    ("quantity", "face", "code"),
     [
-        (4, 2, 5, "invalid_seat"),
-        (0, 0, 5, "invalid_quantity"),
-        (0, 2, 0, "invalid_face"),
-        (0, 2, 7, "invalid_face"),
+        (0, 5, "invalid_quantity"),
+        (-3, 5, "invalid_quantity"),
+        (2, 0, "invalid_face"),
+        (2, 7, "invalid_face"),
     ],
 )
-def test_bid_probability_refuses_malformed_questions(seat: int, quantity: int, face: int, code: str) -> None:
+def test_bid_probability_refuses_malformed_questions(quantity: int, face: int, code: str) -> None:
     with pytest.raises(InvalidAction) as refused:
-        bid_probability(_state(SEED_TABLE), seat, quantity, face)
+        bid_probability(_state(SEED_TABLE), 0, quantity, face)
     assert refused.value.code == code
 
 
 def test_no_odds_once_over() -> None:
-    state = _state([[2], [3]])
-    state, _ = ENGINE.apply(state, 0, {"bid": {"quantity": 1, "face": 6}}, ctx())
-    state, _ = ENGINE.apply(state, 1, {"dudo": {}}, ctx())
+    rng = RiggedRng([0, 2, 3])
+    table, _ = playing.start(GAME, 2, {"dice_per_player": 1}, rng=rng)
+    table, _ = playing.act(GAME, table, 0, {"bid": {"quantity": 1, "face": 6}})
+    table, _ = playing.act(GAME, table, 1, {"dudo": {}})
+    assert GAME.outcome(table.state) is not None
     with pytest.raises(RulesError) as refused:
-        bid_probability(state, 1, 1, 2)
+        bid_probability(table.state, 1, 1, 2)
     assert refused.value.code == "game_over"
 
 

@@ -1,4 +1,5 @@
-"""Dudo rules, one by one, with rigged dice (RULES.md "Dudo", seed 001)."""
+"""Dudo rules, one by one, with rigged dice, played through the kit
+(RULES.md "Dudo", seed 001)."""
 
 from __future__ import annotations
 
@@ -12,15 +13,19 @@ import pytest
 from rodada.dudo.v1 import dudo_pb2
 
 from services.dudo.bids import count_matching, lowest_raise
-from services.dudo.engine import ENGINE
-from services.kit.engine import Event, InvalidAction, RulesError
+from services.dudo.game import GAME
+from services.kit import play
+from services.kit.engine import EndReason, Event, InvalidAction, Outcome, RulesError
+from services.kit.play import Happening, Notice
 from services.kit.rng import MatchRng
-from tests.proto_shapes import assert_event_fits, assert_fits
+from tests import playing
+from tests.proto_shapes import assert_event_fits
 from tests.rigged import RiggedRng, ctx
 
-START = 1_000.0
+START = playing.NOW
 DUDO: dict[str, Any] = {"dudo": {}}
 CALZA: dict[str, Any] = {"calza": {}}
+CLAIM: dict[str, Any] = {"claim_inactivity": {}}
 
 
 def bid(quantity: int, face: int) -> dict[str, Any]:
@@ -31,58 +36,76 @@ def set_assist(on: bool) -> dict[str, Any]:
     return {"set_assist": {"on": on}}
 
 
+def to_act(table: Table) -> list[int]:
+    return GAME.to_act(table.state)
+
+
+def outcome(table: Table) -> Outcome:
+    result = GAME.outcome(table.state)
+    assert result is not None
+    return result
+
+
 class Table:
-    """A match whose dice are chosen by the test: ``hands`` is the first
-    round's throw by seat, ``opener`` the drawn first opener."""
+    """A match whose dice are chosen by the test, played through the kit
+    (``tests.playing``): ``hands`` is the first round's throw by seat,
+    ``opener`` the drawn first opener. ``happened`` holds what the last
+    accepted step produced (the game's events and the kit's notices)."""
 
     def __init__(self, hands: Sequence[Sequence[int]], opener: int = 0, **options: Any) -> None:
         options.setdefault("dice_per_player", max(len(hand) for hand in hands))
-        self.rng = RiggedRng([opener, *chain.from_iterable(hands)])
-        self.state, self.events = ENGINE.new_match(len(hands), options, ctx(self.rng, now=START))
+        rng = RiggedRng([opener, *chain.from_iterable(hands)])
+        self.table, self.happened = playing.start(GAME, len(hands), options, rng=rng)
+        assert not rng.queue, "the rigged dice were not all thrown"
         self._check()
+
+    @property
+    def state(self) -> dict[str, Any]:
+        return self.table.state
 
     def act(
         self, seat: int, action: dict[str, Any], then: Iterable[Sequence[int]] = (), now: float = START
-    ) -> list[Event]:
-        """Apply an accepted action; ``then`` is the next round's throw (seats
-        still in only), consumed exactly if the action ends the round."""
-        assert_fits(dudo_pb2.Action, action)
-        self.rng.push(*chain.from_iterable(then))
-        self.state, self.events = ENGINE.apply(self.state, seat, action, ctx(self.rng, now=now))
+    ) -> list[Happening]:
+        """Play an accepted action; ``then`` is the next round's throw (seats
+        still in only), drawn exactly if the action ends the round."""
+        self.table, self.happened = playing.act(
+            GAME, self.table, seat, action, *chain.from_iterable(then), now=now
+        )
         self._check()
-        return self.events
+        return self.happened
 
-    def leave(self, seat: int, then: Iterable[Sequence[int]] = ()) -> list[Event]:
-        self.rng.push(*chain.from_iterable(then))
-        self.state, self.events = ENGINE.leave(self.state, seat, ctx(self.rng, now=START))
+    def leave(self, seat: int, then: Iterable[Sequence[int]] = ()) -> list[Happening]:
+        self.table, self.happened = playing.leave(GAME, self.table, seat, *chain.from_iterable(then))
         self._check()
-        return self.events
+        return self.happened
 
-    def refuse(self, seat: int, action: dict[str, Any], code: str, now: float = START) -> RulesError:
-        """The action is refused with ``code`` and the state is untouched."""
-        before = copy.deepcopy(self.state)
+    def refuse(
+        self, seat: int, action: Any, code: str, now: float = START, invalid: bool = False
+    ) -> RulesError:
+        """The action is refused with ``code``, draws nothing and changes nothing."""
+        before = copy.deepcopy(self.table)
         with pytest.raises(RulesError) as refused:
-            ENGINE.apply(self.state, seat, action, ctx(self.rng, now=now))
+            play.act(GAME, copy.deepcopy(self.table), seat, action, ctx(RiggedRng(), now=now))
         assert refused.value.code == code, refused.value.message
-        assert self.state == before
+        assert isinstance(refused.value, InvalidAction) == invalid
+        assert self.table == before
         return refused.value
 
     def view(self, seat: int | None) -> dict[str, Any]:
-        view = ENGINE.view(self.state, seat)
-        assert_fits(dudo_pb2.View, view)
+        view = GAME.view(self.state, seat)
+        playing.assert_fits(dudo_pb2.View, view)
         return view
 
     def kinds(self) -> list[str]:
-        return [event.kind for event in self.events]
+        return playing.kinds(self.happened)
 
     def event(self, kind: str) -> dict[str, Any]:
-        (found,) = [event for event in self.events if event.kind == kind]
+        (found,) = [event for event in playing.events(self.happened) if event.kind == kind]
         assert found.audience is None
         return found.data
 
     def _check(self) -> None:
-        assert not self.rng.queue, "the rigged dice were not all thrown"
-        for event in self.events:
+        for event in playing.events(self.happened):
             assert_event_fits(dudo_pb2.Event, event)
 
 
@@ -95,25 +118,24 @@ def test_first_round_throws_every_seat_in_secret() -> None:
     assert table.event("round_started") == {
         "round": 1, "opener": 1, "dice_counts": [3, 3, 3], "dice_in_play": 9, "palifico": False,
     }  # fmt: skip
-    rolled = [(event.audience, event.data) for event in table.events[1:]]
+    rolled = [(event.audience, event.data) for event in playing.events(table.happened)[1:]]
     assert rolled == [
         ((0,), {"round": 1, "seat": 0, "dice": [2, 3, 5]}),
         ((1,), {"round": 1, "seat": 1, "dice": [1, 1, 6]}),
         ((2,), {"round": 1, "seat": 2, "dice": [4, 4, 4]}),
     ]
-    assert ENGINE.to_act(table.state) == [1]
+    assert to_act(table) == [1]
     assert table.view(0)["my_dice"] == [2, 3, 5]
     assert table.view(2)["my_dice"] == [4, 4, 4]
     assert table.view(None)["my_dice"] == []
-    assert table.view(1)["turn"] == 1
-    assert ENGINE.result(table.state) is None
+    assert GAME.outcome(table.state) is None
 
 
 def test_a_seat_sees_the_table_and_only_its_own_dice() -> None:
     table = Table([[5, 1, 2], [5, 5, 3], [1, 6, 6]])
     table.act(0, bid(3, 5))
+    # The viewer's seat, the seat to act and its clock are the Snapshot's.
     assert table.view(1) == {
-        "seat": 1,
         "players": [
             {"seat": 0, "dice_count": 3, "out": False},
             {"seat": 1, "dice_count": 3, "out": False},
@@ -122,8 +144,6 @@ def test_a_seat_sees_the_table_and_only_its_own_dice() -> None:
         "my_dice": [5, 5, 3],
         "round": 1,
         "opener": 0,
-        "turn": 1,
-        "turn_started_at": START,
         "current_bid": {"quantity": 3, "face": 5},
         "bidder": 0,
         "round_bids": [{"seat": 0, "quantity": 3, "face": 5}],
@@ -131,11 +151,10 @@ def test_a_seat_sees_the_table_and_only_its_own_dice() -> None:
         "assist": False,
         "options": {"dice_per_player": 3, "palifico": False, "calza": False, "open_on_ones": False},
         "palifico_round": False,
-        "over": False,
     }
     spectator = table.view(None)
-    assert "seat" not in spectator and spectator["my_dice"] == []
-    assert {key: value for key, value in table.view(1).items() if key not in ("seat", "my_dice")} == {
+    assert spectator["my_dice"] == []
+    assert {key: value for key, value in table.view(1).items() if key != "my_dice"} == {
         key: value for key, value in spectator.items() if key != "my_dice"
     }
 
@@ -144,26 +163,28 @@ def test_first_opener_is_drawn_by_the_match_generator() -> None:
     openers = []
     for n in range(40):
         seed = n.to_bytes(32, "big")
-        state, _ = ENGINE.new_match(4, {}, ctx(MatchRng(seed)))
-        assert state["opener"] == MatchRng(seed).randbelow(4)
-        openers.append(state["opener"])
+        table, _ = playing.start(GAME, 4, {}, rng=MatchRng(seed))
+        assert table.state["opener"] == MatchRng(seed).randbelow(4)
+        assert GAME.to_act(table.state) == [table.state["opener"]]
+        openers.append(table.state["opener"])
     assert set(openers) == {0, 1, 2, 3}
 
 
 def test_defaults_are_the_lizumo_table() -> None:
-    state, _ = ENGINE.new_match(2, {}, ctx())
-    view = ENGINE.view(state, 0)
+    table, _ = playing.start(GAME, 2)
+    view = GAME.view(table.state, 0)
     assert view["options"] == {"dice_per_player": 3, "palifico": False, "calza": False, "open_on_ones": False}
     assert [player["dice_count"] for player in view["players"]] == [3, 3]
     assert len(view["my_dice"]) == 3
     assert view["dice_in_play"] == 6
+    assert table.mode == "standard"
 
 
 @pytest.mark.parametrize("dice", [1, 5])
 def test_dice_per_player_is_chosen_by_the_creator(dice: int) -> None:
-    state, _ = ENGINE.new_match(6, {"dice_per_player": dice, "calza": True}, ctx())
-    assert ENGINE.view(state, None)["dice_in_play"] == 6 * dice
-    assert all(len(ENGINE.view(state, seat)["my_dice"]) == dice for seat in range(6))
+    table, _ = playing.start(GAME, 6, {"dice_per_player": dice, "calza": True})
+    assert GAME.view(table.state, None)["dice_in_play"] == 6 * dice
+    assert all(len(GAME.view(table.state, seat)["my_dice"]) == dice for seat in range(6))
 
 
 @pytest.mark.parametrize(
@@ -171,8 +192,9 @@ def test_dice_per_player_is_chosen_by_the_creator(dice: int) -> None:
     [
         {"dice_per_player": 0},
         {"dice_per_player": 6},
+        {"dice_per_player": -1},
         {"dice_per_player": True},
-        {"dice_per_player": "3"},
+        {"dice_per_player": 2.5},
         {"calza": 1},
         {"palifico": "yes"},
         {"open_on_ones": 0},
@@ -182,13 +204,13 @@ def test_dice_per_player_is_chosen_by_the_creator(dice: int) -> None:
 )
 def test_bad_options_are_refused(options: Any) -> None:
     with pytest.raises(InvalidAction) as refused:
-        ENGINE.new_match(3, options, ctx())
+        playing.start(GAME, 3, options)
     assert refused.value.code == "invalid_options"
 
 
 def test_absent_option_values_mean_the_default() -> None:
-    state, _ = ENGINE.new_match(2, {"dice_per_player": None, "calza": None}, ctx())
-    assert state["options"] == {
+    table, _ = playing.start(GAME, 2, {"dice_per_player": None, "calza": None})
+    assert table.state["options"] == {
         "dice_per_player": 3,
         "palifico": False,
         "calza": False,
@@ -196,17 +218,17 @@ def test_absent_option_values_mean_the_default() -> None:
     }
 
 
+def test_a_number_in_a_string_is_a_number() -> None:
+    # proto3 JSON takes "3" for an int32 (the kit parses options with protobuf).
+    table, _ = playing.start(GAME, 2, {"dice_per_player": "3"})
+    assert table.state["options"]["dice_per_player"] == 3
+
+
 @pytest.mark.parametrize("seats", [0, 1, 7, True])
 def test_two_to_six_players(seats: int) -> None:
     with pytest.raises(InvalidAction) as refused:
-        ENGINE.new_match(seats, {}, ctx())
-    assert refused.value.code == "invalid_seat_count"
-
-
-def test_no_cpu_seats() -> None:
-    with pytest.raises(InvalidAction) as refused:
-        ENGINE.new_match(3, {}, ctx(), cpu_seats=[1])
-    assert refused.value.code == "cpu_seats_unsupported"
+        playing.start(GAME, seats)
+    assert refused.value.code == "invalid_seats"
 
 
 # --- Counting and raising (bids.py) -------------------------------------------
@@ -272,7 +294,7 @@ def test_seed_raises_are_accepted(standing: tuple[int, int], raised: tuple[int, 
     table.act(2, bid(*raised))
     assert table.state["bid"] == {"quantity": raised[0], "face": raised[1]}
     assert table.event("bid_made") == {"seat": 2, "quantity": raised[0], "face": raised[1]}
-    assert ENGINE.to_act(table.state) == [3]
+    assert to_act(table) == [3]
 
 
 @pytest.mark.parametrize(
@@ -334,40 +356,39 @@ def test_quantity_is_at_most_the_dice_in_play() -> None:
         ({"dudo": 1}, "malformed_action"),
         ({"dudo": {"loud": True}}, "malformed_action"),
         ({"bid": {"quantity": 2, "face": 3, "seat": 1}}, "malformed_action"),
-        ({"raise": {}}, "unknown_action"),
+        ({"raise": {}}, "malformed_action"),  # was unknown_action: now the kit's parse
         ({"bid": {"face": 3}}, "invalid_quantity"),
         ({"bid": {"quantity": 0, "face": 3}}, "invalid_quantity"),
         ({"bid": {"quantity": -2, "face": 3}}, "invalid_quantity"),
-        ({"bid": {"quantity": 2.5, "face": 3}}, "invalid_quantity"),
-        ({"bid": {"quantity": True, "face": 3}}, "invalid_quantity"),
-        ({"bid": {"quantity": "2", "face": 3}}, "invalid_quantity"),
+        ({"dudo": None}, "malformed_action"),  # null sets nothing: no action at all
+        ({"bid": {"quantity": 2.5, "face": 3}}, "malformed_action"),  # types: the kit's parse
+        ({"bid": {"quantity": True, "face": 3}}, "malformed_action"),
         ({"bid": {"quantity": 2}}, "invalid_face"),
         ({"bid": {"quantity": 2, "face": 7}}, "invalid_face"),
         ({"bid": {"quantity": 2, "face": -1}}, "invalid_face"),
-        ({"set_assist": {"on": "yes"}}, "invalid_flag"),
-        ({"set_assist": {"on": 1}}, "invalid_flag"),
+        ({"set_assist": {"on": "yes"}}, "malformed_action"),  # was invalid_flag
+        ({"set_assist": {"on": 1}}, "malformed_action"),
     ],
 )
 def test_malformed_actions_are_refused(action: Any, code: str) -> None:
     table = Table([[2, 3, 4], [5, 6, 6]])
-    before = copy.deepcopy(table.state)
-    with pytest.raises(InvalidAction) as refused:
-        ENGINE.apply(table.state, 0, action, ctx(table.rng))
-    assert refused.value.code == code
-    assert table.state == before
+    table.refuse(0, action, code, invalid=True)
 
 
-@pytest.mark.parametrize("seat", [-1, 2, True])
-def test_unknown_seats_are_refused(seat: int) -> None:
+def test_a_quantity_in_a_string_is_a_number() -> None:
+    # proto3 JSON takes "2" for an int32: the kit parses actions with protobuf.
     table = Table([[2, 3, 4], [5, 6, 6]])
-    for attempt in (
-        lambda: ENGINE.apply(table.state, seat, bid(1, 2), ctx(table.rng)),
-        lambda: ENGINE.leave(table.state, seat, ctx(table.rng)),
-        lambda: ENGINE.view(table.state, seat),
-    ):
-        with pytest.raises(InvalidAction) as refused:
-            attempt()
-        assert refused.value.code == "invalid_seat"
+    table.act(0, {"bid": {"quantity": "2", "face": 3}})
+    assert table.state["bid"] == {"quantity": 2, "face": 3}
+
+
+def test_the_turn_is_checked_before_the_bid() -> None:
+    # The kit checks the turn before the move sees the bid or the variant.
+    table = Table([[2, 3, 4], [5, 6, 6]])
+    table.refuse(1, bid(0, 3), "not_your_turn")
+    table.refuse(1, CALZA, "not_your_turn")
+    table.refuse(0, bid(0, 3), "invalid_quantity", invalid=True)
+    table.refuse(0, CALZA, "calza_disabled")
 
 
 def test_only_the_seat_to_act_bids_or_calls() -> None:
@@ -396,14 +417,14 @@ def test_calza_is_off_at_the_lizumo_table() -> None:
 def test_turn_goes_left_skipping_players_who_are_out() -> None:
     table = Table([[2], [3], [4], [5]], opener=3)
     table.act(3, bid(1, 3))
-    assert ENGINE.to_act(table.state) == [0]  # seat 3's left is seat 0
+    assert to_act(table) == [0]  # seat 3's left is seat 0
     table.act(0, DUDO, then=[[6], [6], [6]])  # one 3 on the table: caller 0 is out
     assert table.state["counts"] == [0, 1, 1, 1]
-    assert ENGINE.to_act(table.state) == [1]  # 0 is out: the first to its left opens
+    assert to_act(table) == [1]  # 0 is out: the first to its left opens
     table.act(1, bid(1, 6))
     table.act(2, bid(2, 6))
     table.act(3, bid(3, 6))
-    assert ENGINE.to_act(table.state) == [1]  # seat 0 is skipped
+    assert to_act(table) == [1]  # seat 0 is skipped
 
 
 # --- Dudo: the reveal and who loses a die -------------------------------------
@@ -414,8 +435,8 @@ HANDS = [[5, 1, 2], [5, 5, 3], [1, 6, 6]]  # 5s with wild ones: 5, 5, 5, 1, 1 = 
 def test_dudo_reveals_every_die_and_counts_wild_ones() -> None:
     table = Table(HANDS)
     table.act(0, bid(5, 5))
-    events = table.act(1, DUDO, then=[[2, 2, 2], [3, 3], [4, 4, 4]])
-    assert [event.kind for event in events][:2] == ["revealed", "round_started"]
+    table.act(1, DUDO, then=[[2, 2, 2], [3, 3], [4, 4, 4]])
+    assert table.kinds()[:2] == ["revealed", "round_started"]
     reveal = table.event("revealed")
     assert reveal == {
         "round": 1,
@@ -475,7 +496,7 @@ def test_the_loser_opens_the_next_round() -> None:
         "dice_in_play": 8,
         "palifico": False,
     }
-    assert ENGINE.to_act(table.state) == [1]
+    assert to_act(table) == [1]
     view = table.view(1)
     assert (view["round"], view["opener"], view["my_dice"], view["round_bids"]) == (2, 1, [3, 3], [])
     assert "current_bid" not in view
@@ -494,39 +515,34 @@ def test_elimination_order_gives_the_placings() -> None:
     table.act(0, bid(1, 3))
     table.act(1, DUDO, then=[[6], [6], [6]])  # seat 1 holds the 3: caller 1 is out, 4th
     assert table.event("player_out") == {"seat": 1, "reason": "NO_DICE", "place": 4}
-    assert ENGINE.to_act(table.state) == [2]  # loser 1 is out: the next player in opens
+    assert to_act(table) == [2]  # loser 1 is out: the next player in opens
     table.act(2, bid(1, 6))
     table.act(3, bid(2, 6))
     table.act(0, DUDO, then=[[2], [3]])  # three 6s: caller 0 is out, 3rd
     assert table.event("player_out") == {"seat": 0, "reason": "NO_DICE", "place": 3}
-    assert ENGINE.to_act(table.state) == [2]  # left of 0: 1 is out, so 2
+    assert to_act(table) == [2]  # left of 0: 1 is out, so 2
     table.act(2, bid(1, 4))
     table.act(3, DUDO)  # no 4: bidder 2 is out, 2nd; seat 3 wins
-    assert table.kinds() == ["revealed", "player_out", "game_over"]
-    assert table.event("game_over") == {
-        "winner": 3,
-        "ranks": [3, 4, 2, 1],
-        "reason": "COMPLETED",
-        "forfeited": [],
-    }
-    result = ENGINE.result(table.state)
-    assert result is not None
+    # The end is the final event's Result now, not a game_over event.
+    assert table.kinds() == ["revealed", "player_out"]
+    result = outcome(table)
     assert (result.ranks, result.reason, result.forfeited, result.scores) == (
         [3, 4, 2, 1],
-        "completed",
+        EndReason.COMPLETED,
         [],
         [],
     )
-    assert ENGINE.to_act(table.state) == []
+    assert table.state["winner"] == 3
+    assert to_act(table) == []
     view = table.view(3)
-    assert (view["over"], view["winner"], view["end_reason"], view["my_dice"]) == (True, 3, "COMPLETED", [])
+    assert view["my_dice"] == []
     assert [player.get("place") for player in view["players"]] == [3, 4, 2, 1]
-    assert "turn" not in view
-    after_the_end: list[dict[str, Any]] = [bid(1, 2), DUDO, set_assist(True), {"claim_inactivity": {}}]
+    assert [player["out"] for player in view["players"]] == [True, True, True, False]
+    after_the_end: list[dict[str, Any]] = [bid(1, 2), DUDO, set_assist(True), CLAIM]
     for action in after_the_end:
         table.refuse(3, action, "game_over")
     with pytest.raises(RulesError) as refused:
-        ENGINE.leave(table.state, 3, ctx(table.rng))
+        playing.leave(GAME, table.table, 3)
     assert refused.value.code == "game_over"
 
 
@@ -535,11 +551,13 @@ def test_a_player_who_is_out_cannot_act() -> None:
     table.act(0, bid(1, 3))
     table.act(1, DUDO, then=[[6], [6]])  # caller 1 is out
     table.refuse(1, bid(1, 2), "not_in_game")
-    table.refuse(1, {"claim_inactivity": {}}, "not_in_game", now=START + 500)
+    table.refuse(1, CLAIM, "not_in_game", now=START + 500)
     with pytest.raises(RulesError) as refused:
-        ENGINE.leave(table.state, 1, ctx(table.rng))
+        playing.leave(GAME, table.table, 1)
     assert refused.value.code == "not_in_game"
-    table.act(1, set_assist(True))  # harmless, and allowed at any time
+    # The kit refuses every move of a seat out of play, anytime moves too: an
+    # out player can no longer switch assisted mode (it showed them nothing).
+    table.refuse(1, set_assist(True), "not_in_game")
 
 
 # --- Leaving and inactivity ---------------------------------------------------
@@ -548,10 +566,10 @@ def test_a_player_who_is_out_cannot_act() -> None:
 def test_leaving_on_your_turn_passes_the_standing_bid_on() -> None:
     table = Table([[5, 5, 2], [5, 5, 5], [1, 3, 4]])
     table.act(0, bid(4, 5))
-    events = table.leave(1)
-    assert [event.kind for event in events] == ["player_out"]
+    table.leave(1)
+    assert table.kinds() == ["notice:LEFT", "player_out"]
     assert table.event("player_out") == {"seat": 1, "reason": "LEFT", "place": 3}
-    assert ENGINE.to_act(table.state) == [2]
+    assert to_act(table) == [2]
     assert table.view(2)["current_bid"] == {"quantity": 4, "face": 5}
     assert table.view(2)["dice_in_play"] == 6
     table.act(2, DUDO, then=[[6, 6], [6, 6, 6]])
@@ -564,9 +582,9 @@ def test_leaving_on_your_turn_passes_the_standing_bid_on() -> None:
 def test_leaving_with_the_standing_bid_voids_the_round() -> None:
     table = Table([[5, 5, 2], [5, 5, 5], [1, 3, 4]])
     table.act(0, bid(4, 5))
-    events = table.leave(0, then=[[2, 2, 2], [3, 3, 3]])
-    assert [event.kind for event in events] == [
-        "player_out", "round_voided", "round_started", "dice_rolled", "dice_rolled",
+    table.leave(0, then=[[2, 2, 2], [3, 3, 3]])
+    assert table.kinds() == [
+        "notice:LEFT", "player_out", "round_voided", "round_started", "dice_rolled", "dice_rolled",
     ]  # fmt: skip
     assert table.event("round_voided") == {"round": 1, "seat": 0}
     # Seat 1 had to answer the withdrawn bid: it opens the replayed round.
@@ -580,7 +598,7 @@ def test_leaving_with_the_standing_bid_voids_the_round() -> None:
 def test_the_opener_leaving_before_a_bid_passes_the_opening_on() -> None:
     table = Table([[5, 5, 2], [5, 5, 5], [1, 3, 4]], opener=2)
     table.leave(2)
-    assert ENGINE.to_act(table.state) == [0]
+    assert to_act(table) == [0]
     view = table.view(0)
     assert (view["round"], view["opener"], view["my_dice"]) == (1, 0, [5, 5, 2])  # same round, same dice
 
@@ -589,9 +607,9 @@ def test_leaving_off_turn_leaves_the_round_going() -> None:
     table = Table([[5, 5, 2], [5, 5, 5], [1, 3, 4], [6, 6, 6]])
     table.act(0, bid(4, 5))
     table.leave(2)
-    assert ENGINE.to_act(table.state) == [1]
+    assert to_act(table) == [1]
     table.act(1, bid(5, 5))
-    assert ENGINE.to_act(table.state) == [3]  # 2 is skipped
+    assert to_act(table) == [3]  # 2 is skipped
 
 
 def test_the_last_player_left_wins() -> None:
@@ -600,53 +618,60 @@ def test_the_last_player_left_wins() -> None:
     table.act(1, DUDO, then=[[2, 2], [3], [4, 4]])  # caller 1 loses a die
     table.leave(2)
     table.leave(0)
-    assert table.kinds() == ["player_out", "game_over"]
-    assert table.event("game_over") == {
-        "winner": 1,
-        "ranks": [2, 1, 3],
-        "reason": "FORFEIT",
-        "forfeited": [2, 0],
-    }
-    result = ENGINE.result(table.state)
-    assert result is not None
-    assert (result.ranks, result.reason, result.forfeited) == ([2, 1, 3], "forfeit", [2, 0])
+    assert table.happened == [
+        Notice("LEFT", 0),
+        Event("player_out", {"seat": 0, "reason": "LEFT", "place": 2}),
+    ]
+    result = outcome(table)
+    assert (result.ranks, result.reason, result.forfeited) == ([2, 1, 3], EndReason.FORFEIT, [2, 0])
+    assert table.state["winner"] == 1
 
 
 def test_inactivity_claim_after_120_seconds_of_turn() -> None:
     table = Table([[2, 3], [4, 5], [6, 6]])
     table.act(0, bid(1, 2), now=START + 10)  # seat 1's turn begins at START + 10
-    table.refuse(2, {"claim_inactivity": {}}, "too_early", now=START + 129.9)
-    table.refuse(1, {"claim_inactivity": {}}, "cannot_claim_yourself", now=START + 500)
-    # The idle player toggling assist does not restart the turn's clock.
-    table.act(1, set_assist(True), now=START + 100)
-    assert table.view(2)["turn_started_at"] == START + 10
-    table.act(2, {"claim_inactivity": {}}, now=START + 130)
-    assert table.kinds() == ["player_out"]
-    assert table.event("player_out") == {"seat": 1, "reason": "REMOVED_INACTIVE", "place": 3, "claimed_by": 2}
-    assert ENGINE.to_act(table.state) == [2]  # on the standing bid
+    assert table.table.idle_since == START + 10
+    table.refuse(2, CLAIM, "too_early", now=START + 129.9)
+    table.refuse(1, CLAIM, "cannot_claim_yourself", now=START + 500)
+    # Another player toggling assist touches nobody's clock.
+    table.act(0, set_assist(True), now=START + 100)
+    assert table.table.idle_since == START + 10
+    table.act(2, CLAIM, now=START + 130)
+    # The claimant is named by the kit's CLAIMED notice (PlayerOut.claimed_by is gone).
+    assert table.happened == [
+        Notice("CLAIMED", 1, by=2),
+        Event("player_out", {"seat": 1, "reason": "REMOVED_INACTIVE", "place": 3}),
+    ]
+    assert to_act(table) == [2]  # on the standing bid
     assert table.state["bid"] == {"quantity": 1, "face": 2}
     # The new turn has its own 120 s.
-    table.refuse(0, {"claim_inactivity": {}}, "too_early", now=START + 200)
-    table.act(0, {"claim_inactivity": {}}, now=START + 250)
-    assert table.event("game_over") == {
-        "winner": 0,
-        "ranks": [1, 3, 2],
-        "reason": "INACTIVITY",
-        "forfeited": [1, 2],
-    }
-    result = ENGINE.result(table.state)
-    assert result is not None
-    assert (result.reason, result.forfeited) == ("inactivity", [1, 2])
+    assert table.table.idle_since == START + 130
+    table.refuse(0, CLAIM, "too_early", now=START + 200)
+    table.act(0, CLAIM, now=START + 250)
+    assert table.kinds() == ["notice:CLAIMED", "player_out"]
+    result = outcome(table)
+    assert (result.ranks, result.reason, result.forfeited) == ([1, 3, 2], EndReason.INACTIVITY, [1, 2])
+    assert table.state["winner"] == 0
     assert table.view(None)["players"][1]["out_reason"] == "REMOVED_INACTIVE"
+
+
+def test_switching_assist_never_holds_off_a_claim() -> None:
+    # set_assist is a setting, not play (the game declares it quiet): the seat
+    # to act switching it every 119 s must not escape the 120 s claim.
+    table = Table([[2, 3], [4, 5], [6, 6]])
+    table.act(0, bid(1, 2), now=START + 10)
+    table.act(1, set_assist(True), now=START + 100)
+    assert table.table.idle_since == START + 10
+    table.act(2, CLAIM, now=START + 130)
+    assert table.event("player_out")["seat"] == 1
 
 
 def test_a_leave_outweighs_inactivity_as_the_end_reason() -> None:
     table = Table([[2, 3], [4, 5], [6, 6]])
-    table.act(1, {"claim_inactivity": {}}, now=START + 120)  # removes opener 0
+    table.act(1, CLAIM, now=START + 120)  # removes opener 0
     table.leave(2)
-    result = ENGINE.result(table.state)
-    assert result is not None
-    assert (result.ranks, result.reason, result.forfeited) == ([3, 1, 2], "forfeit", [0, 2])
+    result = outcome(table)
+    assert (result.ranks, result.reason, result.forfeited) == ([3, 1, 2], EndReason.FORFEIT, [0, 2])
 
 
 # --- Assisted mode ------------------------------------------------------------
@@ -655,7 +680,7 @@ def test_a_leave_outweighs_inactivity_as_the_end_reason() -> None:
 def test_assisted_mode_shows_the_viewer_the_odds_of_the_current_bid() -> None:
     # The seed's example: 12 dice in play, you hold 3, two of them 5s.
     table = Table([[2, 2, 2], [5, 5, 3], [4, 4, 4], [6, 6, 6]])
-    events = table.act(1, set_assist(True))  # off turn
+    events = playing.events(table.act(1, set_assist(True)))  # off turn
     assert [(event.kind, event.data, event.audience) for event in events] == [
         ("assist_changed", {"seat": 1, "on": True}, (1,))
     ]
@@ -759,7 +784,7 @@ def test_in_a_palifico_round_ones_are_not_wild_and_the_face_is_fixed() -> None:
     table.act(1, DUDO)
     reveal = table.event("revealed")
     assert (reveal["ones_wild"], reveal["count"], reveal["outcome"]) == (False, 2, "BIDDER_LOSES")
-    assert table.event("game_over")["winner"] == 1
+    assert outcome(table).ranks == [2, 1]
     assert table.view(None)["palifico_round"] is False
 
 
@@ -822,7 +847,7 @@ def test_a_replayed_round_stays_palifico() -> None:
     table.act(1, bid(1, 4))
     table.act(2, bid(2, 4))
     table.leave(2, then=[[5, 5], [6]])
-    assert table.kinds()[:2] == ["player_out", "round_voided"]
+    assert table.kinds()[:3] == ["notice:LEFT", "player_out", "round_voided"]
     started = table.event("round_started")
     assert (started["opener"], started["palifico"], started["palifico_seat"]) == (0, True, 1)
 

@@ -1,0 +1,161 @@
+"""``make bench`` (feeds): how a gateway holds many idle feeds.
+
+Starts a loopback platform (its own Redis, the Yatzy service, one gateway),
+opens FEEDS (default 10,000) WebSocket feeds on one Yatzy match from this
+process, leaves them idle, then makes one move. Prints the gateway's memory
+per idle feed, the Redis connections the gateway and the service hold before
+and after (they must not grow with the feeds), and how long the move's event
+took to reach every feed (p50/p99). Bounded in time; loopback only; stops
+everything it started.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import resource
+import secrets
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import redis
+import websockets
+
+from services.kit.tokens import Identity
+from tools.stack import Stack
+
+FEEDS = int(os.environ.get("BENCH_FEEDS", "10000"))
+OPEN_CONCURRENCY = 200
+TIMEOUT_SECONDS = 120.0
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise RuntimeError("no VmRSS")
+
+
+def raise_open_files(wanted: int) -> None:
+    """Sockets are files: the benchmark and the processes it starts need many."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = min(hard, max(soft, wanted))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    if target < wanted:
+        raise SystemExit(f"need {wanted} open files, the hard limit is {hard}")
+
+
+def redis_clients(url: str) -> int:
+    client = redis.Redis.from_url(url)
+    try:
+        return len(client.client_list()) - 1  # less this connection
+    finally:
+        client.close()
+
+
+async def open_feed(url: str, token: str, ready: asyncio.Queue[Any]) -> Any:
+    socket = await websockets.connect(url, ping_interval=None, max_size=2**22, open_timeout=60)
+    await socket.send(json.dumps({"token": token, "after_event_id": 0}))
+    # Read up to the snapshot: the feed is live from here.
+    while "snapshot" not in json.loads(await socket.recv()):
+        pass
+    await ready.put(socket)
+    return socket
+
+
+async def run(stack: Stack) -> dict[str, Any]:
+    base = stack.gateway()
+    gateway_pid = stack.processes["gateway"].pid
+    async with httpx.AsyncClient(base_url=base, timeout=30) as http:
+        body = (await http.post("/v1/auth/guest", json={})).json()
+        headers = {"authorization": f"Bearer {body['access_token']}"}
+        table = (await http.post("/v1/tables", json={"game": "yatzy", "seats": 1}, headers=headers)).json()
+        snap = (await http.post(f"/v1/tables/{table['id']}/start", headers=headers)).json()
+        url = base.replace("http", "ws") + f"/v1/tables/{table['id']}/events"
+        await asyncio.sleep(1.0)
+        rss_before = rss_kib(gateway_pid)
+        redis_before = redis_clients(stack.redis_url)
+        # Spectators: distinct users (each under the per-user cap).
+        tokens = [
+            stack.token(Identity(f"g_bench{secrets.token_hex(6)}", "watcher", "guest")) for _ in range(FEEDS)
+        ]
+        ready: asyncio.Queue[Any] = asyncio.Queue()
+        gate = asyncio.Semaphore(OPEN_CONCURRENCY)
+        opened_at = time.monotonic()
+
+        async def one(token: str) -> Any:
+            async with gate:
+                return await open_feed(url, token, ready)
+
+        sockets = await asyncio.wait_for(asyncio.gather(*(one(t) for t in tokens)), TIMEOUT_SECONDS)
+        open_seconds = time.monotonic() - opened_at
+        await asyncio.sleep(5.0)  # idle: let allocations settle
+        rss_after = rss_kib(gateway_pid)
+        redis_after = redis_clients(stack.redis_url)
+        # One move; time until its event reaches each feed.
+        arrived: list[float] = []
+
+        async def wait_event(socket: Any) -> None:
+            while True:
+                item = json.loads(await socket.recv())
+                if "event" in item:
+                    arrived.append(time.perf_counter())
+                    return
+
+        waiters = [asyncio.create_task(wait_event(s)) for s in sockets]
+        sent = time.perf_counter()
+        await http.post(
+            f"/v1/tables/{table['id']}/actions",
+            json={"expected_version": snap["version"], "action": {"roll": {}}},
+            headers=headers,
+        )
+        await asyncio.wait_for(asyncio.gather(*waiters), TIMEOUT_SECONDS)
+        latencies = sorted((t - sent) * 1000 for t in arrived)
+        await asyncio.gather(*(s.close() for s in sockets), return_exceptions=True)
+    return {
+        "feeds": FEEDS,
+        "open_seconds": round(open_seconds, 1),
+        "gateway_rss_mib_before": round(rss_before / 1024, 1),
+        "gateway_rss_mib_after": round(rss_after / 1024, 1),
+        "kib_per_idle_feed": round((rss_after - rss_before) / FEEDS, 2),
+        "redis_connections_before": redis_before,
+        "redis_connections_after": redis_after,
+        "event_to_all_p50_ms": round(statistics.median(latencies), 1),
+        "event_to_all_p99_ms": round(latencies[int(len(latencies) * 0.99) - 1], 1),
+        "event_to_all_max_ms": round(latencies[-1], 1),
+    }
+
+
+def main() -> None:
+    raise_open_files(FEEDS * 2 + 1000)  # inherited by the gateway this starts
+    with tempfile.TemporaryDirectory() as root:
+        stack = Stack(Path(root), games=["yatzy"])
+        try:
+            stack.service("yatzy")
+            report = asyncio.run(run(stack))
+        finally:
+            stack.stop()
+    print(f"\nfeeds: {FEEDS:,} idle WebSocket feeds on one gateway (one Yatzy match, spectators)")
+    print(f"  opened in {report['open_seconds']} s")
+    print(
+        f"  gateway memory: {report['gateway_rss_mib_before']} MiB → {report['gateway_rss_mib_after']} MiB"
+        f" = {report['kib_per_idle_feed']} KiB per idle feed (goal ≤ 20)"
+    )
+    print(
+        f"  Redis connections (gateway + service): {report['redis_connections_before']} before,"
+        f" {report['redis_connections_after']} with every feed open"
+    )
+    print(
+        f"  one event to all {FEEDS:,}: p50 {report['event_to_all_p50_ms']} ms,"
+        f" p99 {report['event_to_all_p99_ms']} ms, max {report['event_to_all_max_ms']} ms"
+    )
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()
