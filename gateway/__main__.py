@@ -16,13 +16,14 @@ import uvicorn
 
 from gateway.app import create_app
 from gateway.settings import GatewaySettings
+from gateway.sockets import FeedSockets
 from services.kit import logs
 
 
 async def serve(settings: GatewaySettings) -> None:
     app = create_app(settings)
     config = uvicorn.Config(
-        app,
+        FeedSockets(app),
         host=settings.gateway_host,
         port=settings.gateway_port,
         log_config=None,  # our JSON logs
@@ -32,6 +33,7 @@ async def serve(settings: GatewaySettings) -> None:
         # Compression costs ~40 KB of state per open WebSocket (measured):
         # more than an idle feed may cost.
         ws_per_message_deflate=False,
+        ws="wsproto",
         timeout_graceful_shutdown=max(1, int(settings.drain_seconds / 2)),
         lifespan="on",
     )

@@ -24,9 +24,9 @@ import contextlib
 import logging
 import secrets
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import grpc
 from google.protobuf.message import Message
@@ -90,8 +90,7 @@ return 0
 """
 
 
-@dataclass
-class _Open:
+class _Open(NamedTuple):
     user_id: str
     table_id: str
     seated: bool
@@ -192,9 +191,18 @@ class Feeds:
         self.matches = matches
         self.connections = connections
 
-    async def follow(self, caller: Caller, table_id: str, after_event_id: int) -> AsyncGenerator[Item, None]:
-        """The caller's feed of a table (Refused before the first item if
-        the table does not exist or the id is past its history)."""
+    async def open(
+        self,
+        caller: Caller,
+        table_id: str,
+        after_event_id: int,
+        sink: Callable[[Item | None], None],
+        stop: Callable[[Refused], None],
+    ) -> Callable[[], Awaitable[None]]:
+        """Start the caller's feed of a table, pushed to ``sink`` (see
+        FeedHub.open); returns what to call when it ends. Refused before
+        anything is sent if the table does not exist, the id is past its
+        history, or the caller has too many feeds open."""
         table, last_event_id = await self.tables.load(table_id)
         if after_event_id > last_event_id:
             raise invalid("invalid_event_id", f"after_event_id is past the last event ({last_event_id})")
@@ -213,15 +221,33 @@ class Feeds:
             return self.tables.message(record, user, last)
 
         connection, comeback = await self.connections.open(user, table_id, seated)
-        metrics.FEEDS_OPEN.inc()
         try:
             if comeback:
                 await self._notify(table_id, table, user, "RECONNECTED")
-            async for item in self.hub.follow(table_id, after_event_id, viewer, current):
+            listener = await self.hub.open(table_id, after_event_id, viewer, current, sink, stop)
+        except BaseException:
+            await asyncio.shield(self._release(connection, table_id, user, seated))
+            raise
+        metrics.FEEDS_OPEN.inc()
+
+        async def close() -> None:
+            metrics.FEEDS_OPEN.dec()
+            self.hub.release(table_id, listener)
+            await asyncio.shield(self._release(connection, table_id, user, seated))
+
+        return close
+
+    async def follow(self, caller: Caller, table_id: str, after_event_id: int) -> AsyncGenerator[Item, None]:
+        """The same feed as an async iterator (the gRPC face's FollowTable)."""
+        queue: asyncio.Queue[Item | Refused | None] = asyncio.Queue()
+        close = await self.open(caller, table_id, after_event_id, queue.put_nowait, queue.put_nowait)
+        try:
+            while (item := await queue.get()) is not None:
+                if isinstance(item, Refused):
+                    raise item
                 yield item
         finally:
-            metrics.FEEDS_OPEN.dec()
-            await asyncio.shield(self._release(connection, table_id, user, seated))
+            await close()
 
     async def _release(self, connection: str, table_id: str, user: str, seated: bool) -> None:
         try:

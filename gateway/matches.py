@@ -22,7 +22,7 @@ T = TypeVar("T")
 Metadata = tuple[tuple[str, str], ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Caller:
     """An authenticated user and the token they came with (forwarded to the
     game services, which derive the caller's seat from it)."""

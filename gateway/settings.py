@@ -51,7 +51,9 @@ class MatchmakingSettings(BaseSettings):
     """The matchmaker's rules and timing (gateway/matchmaking/), variables
     MATCHMAKER_<NAME>."""
 
-    model_config = SettingsConfigDict(env_prefix="MATCHMAKER_", extra="ignore", frozen=True, env_ignore_empty=True)
+    model_config = SettingsConfigDict(
+        env_prefix="MATCHMAKER_", extra="ignore", frozen=True, env_ignore_empty=True
+    )
 
     # How often every gateway replica's matcher looks at every queue. A ranked
     # ticket's window widens once per cycle waited, so this also paces that.

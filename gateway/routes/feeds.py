@@ -1,19 +1,9 @@
-"""The WebSocket feeds: a table's (from its creation to its match's end) and
-a matchmaking ticket's. Browsers cannot set headers on a WebSocket, and a
-token in the URL would end up in access logs, so the first message is a
-hello carrying the token.
-
-The protocol (docs/feeds.md, and the schema at /v1/feeds/schema.json):
-client → server ``{"token", "after_event_id"}`` first, then at any time
-``{"ping": <anything>}`` (answered ``{"pong": <the same>}``); server →
-client the JSON of ``FollowTableResponse`` items (``{"event": …}``,
-``{"snapshot": …}``, ``{"table": …}``), then ``{"end": {"reason"}}`` and
-close 1000 when the match is over. Keepalive: the server pings every
-FEED_PING_SECONDS at the protocol level (browsers answer by themselves).
-A refusal is ``{"error": {"code", "message"}}`` and a close code: 4000 +
-the HTTP status (4401, 4403, 4404, 4422, 4429, 4503, …); 1012 when the
-server drains (resume on any replica from the last event id), 1013 when the
-client fell too far behind (resume likewise).
+"""The matchmaking ticket's WebSocket feed (a table's feed is gateway/sockets.py,
+plain ASGI for its memory's sake). Browsers cannot set headers on a
+WebSocket, and a token in the URL would end up in access logs, so the first
+message is a hello carrying the token: ``{"token"}``; then the client may
+send ``{"ping": x}`` (answered ``{"pong": x}``). Refusals and close codes are
+the table feed's (gateway/sockets.py).
 """
 
 from __future__ import annotations
@@ -25,32 +15,16 @@ from typing import Any
 
 import orjson
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
-from google.protobuf.message import Message
 
 from gateway import metrics
 from gateway.deps import message_json
-from gateway.feeds import feed_message
 from gateway.matches import Caller
 from gateway.matchmaking.queues import ticket_update
 from gateway.platform import Platform
+from gateway.sockets import CLOSE_FINISHED, close_code
 from services.kit.errors import Refused, invalid, unauthenticated
 
 router = APIRouter(tags=["feeds"])
-
-CLOSE_FINISHED, CLOSE_DRAINING, CLOSE_LAGGING = 1000, 1012, 1013
-
-
-def close_code(refusal: Refused) -> int:
-    if refusal.reason == "draining":
-        return CLOSE_DRAINING
-    if refusal.reason == "lagging":
-        return CLOSE_LAGGING
-    return 4000 + refusal.http_status
-
-
-def render(message: Message) -> str:
-    """A feed item's JSON (once per item, however many sockets receive it)."""
-    return orjson.dumps({key: message_json(value) for key, value in feed_message(message).items()}).decode()
 
 
 class _Socket:
@@ -125,25 +99,6 @@ async def _serve(websocket: WebSocket, body: Any) -> None:
         pass
     finally:
         metrics.WS_CONNECTIONS.dec()
-
-
-@router.websocket("/v1/tables/{table_id}/events")
-async def table_feed(websocket: WebSocket, table_id: str) -> None:
-    """A table's feed, from its creation to its match's end."""
-
-    async def body(socket: _Socket, p: Platform) -> None:
-        caller, hello = await socket.hello(p)
-        after = hello.get("after_event_id", 0)
-        if not isinstance(after, int) or isinstance(after, bool) or not 0 <= after < 2**32:
-            raise invalid("invalid_request", "after_event_id: an integer >= 0")
-        items = p.feeds.follow(caller, table_id, after)
-        try:
-            await socket.pump(items, lambda item: item.render(render))
-        finally:
-            await items.aclose()
-        await socket.finish("finished")
-
-    await _serve(websocket, body)
 
 
 @router.websocket("/v1/matchmaking/tickets/{ticket_id}/events")

@@ -54,7 +54,7 @@ FINAL_SNAPSHOT_WAIT_SECONDS = 2.0
 _BATCH = 500
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Viewer:
     """Who a feed is for: a seat, or a spectator (``seat`` None). A user who
     is not seated yet (a table's feed before its start) gets a seat from the
@@ -86,26 +86,97 @@ class Item:
         return self.rendered
 
 
-class _Listener:
-    __slots__ = ("pending", "seat", "stopped", "viewer", "wake")
+class Listener:
+    """One watcher of a match, fed by push: the hub hands each item to
+    ``sink`` (which must not block: a WebSocket queues it and flushes in a
+    task of its own only while there is something to send), after applying
+    the watcher's audience, dropping what it already had and, once the match
+    is over, ending it with ``None``. While it catches up from the history,
+    live items wait in ``early``. An idle listener is this object alone: no
+    task, no buffer."""
 
-    def __init__(self, viewer: Viewer) -> None:
+    __slots__ = (
+        "current",
+        "early",
+        "ended",
+        "position",
+        "seat",
+        "sink",
+        "stop",
+        "timer",
+        "version",
+        "viewer",
+    )
+
+    def __init__(
+        self,
+        viewer: Viewer,
+        current: Callable[[], Awaitable[Message]],
+        sink: Callable[[Item | None], None],
+        stop: Callable[[Refused], None],
+    ) -> None:
         self.viewer = viewer
         self.seat = viewer.seat
-        self.pending: deque[Item] = deque()
-        self.wake = asyncio.Event()
-        self.stopped: Refused | None = None
+        self.current = current
+        self.sink = sink  # None ends the feed: the match is over
+        self.stop = stop
+        self.early: deque[Item] | None = deque()  # None once live
+        self.position = 0  # the last event id handed on
+        self.version = -1  # the last snapshot's version handed on
+        self.ended = False
+        self.timer: asyncio.TimerHandle | None = None
 
     def offer(self, item: Item) -> None:
-        if len(self.pending) >= MAX_PENDING:
+        if self.early is None:
+            self.route(item)
+        elif len(self.early) >= MAX_PENDING:
             self.stop(unavailable("this feed fell too far behind; resume from your last event", "lagging"))
-            return
-        self.pending.append(item)
-        self.wake.set()
+        else:
+            self.early.append(item)
 
-    def stop(self, why: Refused) -> None:
-        self.stopped = why
-        self.wake.set()
+    def route(self, item: Item) -> None:
+        """Hand ``item`` on if the watcher should have it."""
+        message = item.message
+        if self.ended:
+            return
+        if isinstance(message, match_pb2.MatchEvent):
+            if message.id <= self.position:
+                return
+            self.position = message.id
+            if self.viewer.sees(message):
+                self.sink(item)
+            if message.final:
+                self._await_final()
+        elif isinstance(message, match_pb2.Snapshot):
+            if message.version <= self.version:
+                return
+            self.version = message.version
+            self.sink(item)
+            if message.status == match_pb2.MATCH_STATUS_FINISHED:
+                self.ended = True
+                self.cancel()
+                self.sink(None)
+        else:
+            self.sink(item)  # a table: the state before the start
+
+    def cancel(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+
+    def _await_final(self) -> None:
+        """After the final event the final snapshot should follow on the live
+        channel; if it does not come soon (the writer thought nobody was
+        watching), read it."""
+        if self.timer is not None or self.early is not None:
+            return  # catching up: the state read at its end is the final one
+        loop = asyncio.get_running_loop()
+
+        async def read() -> None:
+            with contextlib.suppress(Exception):
+                self.route(Item(await self.current()))
+
+        self.timer = loop.call_later(FINAL_SNAPSHOT_WAIT_SECONDS, lambda: loop.create_task(read()))
 
 
 class _Match:
@@ -114,7 +185,7 @@ class _Match:
     __slots__ = ("last_id", "listeners", "repair", "shard", "subscribed")
 
     def __init__(self, shard: _Shard) -> None:
-        self.listeners: set[_Listener] = set()
+        self.listeners: set[Listener] = set()
         self.shard = shard
         self.subscribed: asyncio.Future[None] | None = None
         self.last_id: int | None = None  # the newest event delivered from the live channel
@@ -150,6 +221,60 @@ class FeedHub:
         else:
             await self.redis.publish(keys.live(match_id), message)
 
+    async def open(
+        self,
+        match_id: str,
+        after_event_id: int,
+        viewer: Viewer,
+        current: Callable[[], Awaitable[Message]],
+        sink: Callable[[Item | None], None],
+        stop: Callable[[Refused], None],
+    ) -> Listener:
+        """Start a watcher's feed: ``sink`` gets the visible events after
+        ``after_event_id``, then the state to draw from (``current()``: the
+        caller's Snapshot, or for a table not started yet whatever stands
+        for it; its ``last_event_id`` says which events it covers), then every
+        new visible event and the watcher's snapshot of each new version,
+        and ``None`` after the match's final event and snapshot. ``stop``
+        is called if the hub must end the feed (this process drains, the
+        watcher lags). Let go of it with :meth:`release`."""
+        if self._closing:
+            raise self._closing
+        listener = Listener(viewer, current, sink, stop)
+        await self._join(match_id, listener)
+        try:
+            state = await current()
+            covered = int(getattr(state, "last_event_id", 0))
+            listener.position = after_event_id
+            final = False
+            # The history up to the state, then the state: a resume has no gap.
+            while listener.position < covered:
+                batch = await self.store.read_events(match_id, listener.position, _BATCH)
+                if not batch:
+                    break
+                for event_id, raw in batch:
+                    event = decode_event(event_id, raw)
+                    final = final or event.final
+                    listener.route(Item(event))
+            if isinstance(state, match_pb2.Snapshot):
+                listener.seat = None if state.seat < 0 else state.seat
+                listener.viewer = Viewer(listener.viewer.user_id, listener.seat, listener.viewer.host)
+                if final and state.status != match_pb2.MATCH_STATUS_FINISHED:
+                    state = await current()  # the final write landed meanwhile
+            listener.route(Item(state))
+            # Live from here: what arrived meanwhile first.
+            early, listener.early = listener.early or deque(), None
+            for item in early:
+                listener.route(item)
+        except BaseException:
+            self.release(match_id, listener)
+            raise
+        return listener
+
+    def release(self, match_id: str, listener: Listener) -> None:
+        listener.cancel()
+        self._leave(match_id, listener)
+
     async def follow(
         self,
         match_id: str,
@@ -157,82 +282,27 @@ class FeedHub:
         viewer: Viewer,
         current: Callable[[], Awaitable[Message]],
     ) -> AsyncIterator[Item]:
-        """The feed of one watcher: the visible events after
-        ``after_event_id``, then the state to draw from (``current()``: the
-        caller's Snapshot, or for a table not started yet, whatever stands
-        for it; its ``last_event_id`` says which events it covers), then
-        every new visible event and the watcher's snapshot of each new
-        version, until the match's final event and snapshot. Raises Refused
-        (UNAVAILABLE) when this process drains or the watcher lags."""
-        if self._closing:
-            raise self._closing
-        listener = _Listener(viewer)
-        await self._join(match_id, listener)
+        """The same feed as an async iterator (for gRPC streams): it ends
+        after the match's final snapshot and raises Refused when the hub
+        ends it."""
+        queue: asyncio.Queue[Item | Refused | None] = asyncio.Queue()
+        listener = await self.open(
+            match_id, after_event_id, viewer, current, queue.put_nowait, queue.put_nowait
+        )
         try:
-            state = await current()
-            covered = int(getattr(state, "last_event_id", 0))
-            position = after_event_id
-            final = False
-            # The history up to the state, then the state: a resume has no gap.
-            while position < covered:
-                batch = await self.store.read_events(match_id, position, _BATCH)
-                if not batch:
-                    break
-                for event_id, raw in batch:
-                    event = decode_event(event_id, raw)
-                    position = event_id
-                    final = final or event.final
-                    if listener.viewer.sees(event):
-                        yield Item(event)
-            if isinstance(state, match_pb2.Snapshot):
-                listener.seat = None if state.seat < 0 else state.seat
-            yield Item(state)
-            version = int(getattr(state, "version", 0))
-            if final or getattr(state, "status", None) == match_pb2.MATCH_STATUS_FINISHED:
-                return
-            async for item in self._live(listener, position, version, current):
+            while True:
+                item = await queue.get()
+                if item is None:
+                    return
+                if isinstance(item, Refused):
+                    raise item
                 yield item
         finally:
-            self._leave(match_id, listener)
-
-    async def _live(
-        self, listener: _Listener, position: int, version: int, current: Callable[[], Awaitable[Message]]
-    ) -> AsyncIterator[Item]:
-        finishing = False
-        while True:
-            if not listener.pending:
-                if listener.stopped:
-                    raise listener.stopped
-                listener.wake.clear()
-                if finishing:
-                    try:
-                        await asyncio.wait_for(listener.wake.wait(), FINAL_SNAPSHOT_WAIT_SECONDS)
-                    except TimeoutError:
-                        yield Item(await current())
-                        return
-                else:
-                    await listener.wake.wait()
-                continue
-            item = listener.pending.popleft()
-            message = item.message
-            if isinstance(message, match_pb2.MatchEvent):
-                if message.id <= position:
-                    continue
-                position = message.id
-                finishing = finishing or message.final
-                if listener.viewer.sees(message):
-                    yield item
-            elif isinstance(message, match_pb2.Snapshot):
-                if message.version <= version or message.last_event_id < position:
-                    continue
-                version = message.version
-                yield item
-                if message.status == match_pb2.MATCH_STATUS_FINISHED:
-                    return
+            self.release(match_id, listener)
 
     # -- subscriptions --------------------------------------------------------------
 
-    async def _join(self, match_id: str, listener: _Listener) -> None:
+    async def _join(self, match_id: str, listener: Listener) -> None:
         entry = self._matches.get(match_id)
         if entry is None:
             entry = self._matches[match_id] = _Match(self._shard(match_id))
@@ -254,7 +324,7 @@ class FeedHub:
                 self._leave(match_id, listener)
                 raise unavailable("live updates are unavailable; retry shortly") from None
 
-    def _leave(self, match_id: str, listener: _Listener) -> None:
+    def _leave(self, match_id: str, listener: Listener) -> None:
         entry = self._matches.get(match_id)
         if entry is None:
             return

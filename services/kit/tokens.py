@@ -28,7 +28,7 @@ class TokenError(Exception):
     """The token is missing, malformed, forged or expired."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Identity:
     """Who is calling, as the token says."""
 
