@@ -14,9 +14,11 @@ from typing import Any
 
 from fastapi import APIRouter, Response
 from pydantic import BaseModel, Field
+from rodada.platform.v1 import platform_pb2
 
 from gateway.deps import CallerDep, PlatformDep, message_json
 from gateway.matchmaking.queues import ticket_message
+from gateway.openapi import returns
 
 router = APIRouter(prefix="/v1/matchmaking", tags=["matchmaking"])
 
@@ -40,7 +42,7 @@ class JoinParty(BaseModel):
     party_code: str
 
 
-@router.post("/tickets", status_code=201)
+@router.post("/tickets", status_code=201, openapi_extra=returns(platform_pb2.Ticket))
 async def create_ticket(body: NewTicket, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
     """Queue for a game. One live ticket per player (409 ``already_queued``).
     Follow the ticket on its WebSocket within the grace period, or it is
@@ -49,7 +51,7 @@ async def create_ticket(body: NewTicket, caller: CallerDep, p: PlatformDep) -> d
     return message_json(ticket_message(view, p.games))
 
 
-@router.post("/parties/join")
+@router.post("/parties/join", openapi_extra=returns(platform_pb2.Ticket))
 async def join_party(body: JoinParty, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
     """Join a friend's party: the shared ticket enters the queue."""
     return message_json(
@@ -57,7 +59,7 @@ async def join_party(body: JoinParty, caller: CallerDep, p: PlatformDep) -> dict
     )
 
 
-@router.get("/tickets/{ticket_id}")
+@router.get("/tickets/{ticket_id}", openapi_extra=returns(platform_pb2.Ticket))
 async def get_ticket(ticket_id: str, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
     """The ticket: its state, queue position and estimated wait while waiting,
     the table and the caller's seat once matched."""

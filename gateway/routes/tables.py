@@ -6,9 +6,11 @@ from typing import Any
 
 from fastapi import APIRouter, Response
 from pydantic import BaseModel, Field
+from rodada.common.v1 import match_pb2
 from rodada.platform.v1 import platform_pb2
 
 from gateway.deps import CallerDep, PlatformDep, message_json
+from gateway.openapi import returns
 
 router = APIRouter(prefix="/v1", tags=["tables"])
 
@@ -38,14 +40,14 @@ class Arrangement(BaseModel):
     seats: list[str | None] = Field(description="per seat, the id of a seated player or null for a free seat")
 
 
-@router.get("/games", tags=["games"])
+@router.get("/games", tags=["games"], openapi_extra=returns(platform_pb2.ListGamesResponse))
 async def list_games(p: PlatformDep) -> dict[str, Any]:
     """Every game, with its facts as the game declares them (seats, modes,
     teams, CPU seats, open tables, leaving and inactivity policies)."""
     return message_json(platform_pb2.ListGamesResponse(games=[g.info for g in p.games.described()]))
 
 
-@router.post("/tables", status_code=201)
+@router.post("/tables", status_code=201, openapi_extra=returns(platform_pb2.Table))
 async def create_table(body: CreateTable, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
     """Open a table; the host takes seat 0 and receives the table invite."""
     game = p.games.get(body.game)
@@ -53,7 +55,7 @@ async def create_table(body: CreateTable, caller: CallerDep, p: PlatformDep) -> 
     return message_json(p.tables.message(table, caller.user_id))
 
 
-@router.get("/tables")
+@router.get("/tables", openapi_extra=returns(platform_pb2.ListOpenTablesResponse))
 async def list_open_tables(game: str, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
     """A game's open tables with a free seat, oldest first (games without
     private tables: Dominó)."""
@@ -63,21 +65,21 @@ async def list_open_tables(game: str, caller: CallerDep, p: PlatformDep) -> dict
     )
 
 
-@router.get("/tables/{table_id}")
+@router.get("/tables/{table_id}", openapi_extra=returns(platform_pb2.Table))
 async def get_table(table_id: str, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
     """The table as the caller may see it (the host also sees its invites)."""
     table, last_event_id = await p.tables.load(table_id)
     return message_json(p.tables.message(table, caller.user_id, last_event_id))
 
 
-@router.post("/tables/join")
+@router.post("/tables/join", openapi_extra=returns(platform_pb2.Table))
 async def join_table(body: JoinTable, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
     """Take a free seat with an invite code."""
     table = await p.tables.join(caller.identity, body.invite_code)
     return message_json(p.tables.message(table, caller.user_id))
 
 
-@router.post("/tables/{table_id}/sit")
+@router.post("/tables/{table_id}/sit", openapi_extra=returns(platform_pb2.SitAtTableResponse))
 async def sit(table_id: str, body: Sit, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
     """Sit at an open table, in the seat asked for or any free one; the
     player who takes the last seat starts the match."""
@@ -86,7 +88,7 @@ async def sit(table_id: str, body: Sit, caller: CallerDep, p: PlatformDep) -> di
     return message_json(reply)
 
 
-@router.post("/tables/{table_id}/invites", status_code=201)
+@router.post("/tables/{table_id}/invites", status_code=201, openapi_extra=returns(platform_pb2.Invite))
 async def invite(table_id: str, body: NewInvite, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
     """Host only: a new invite for any free seat, or (``team``) for a free
     seat of that team, valid while the team has one."""
@@ -100,7 +102,7 @@ async def revoke_invite(table_id: str, code: str, caller: CallerDep, p: Platform
     return Response(status_code=204)
 
 
-@router.put("/tables/{table_id}/seats")
+@router.put("/tables/{table_id}/seats", openapi_extra=returns(platform_pb2.Table))
 async def arrange_seats(
     table_id: str, body: Arrangement, caller: CallerDep, p: PlatformDep
 ) -> dict[str, Any]:
@@ -109,14 +111,14 @@ async def arrange_seats(
     return message_json(p.tables.message(table, caller.user_id))
 
 
-@router.post("/tables/{table_id}/start")
+@router.post("/tables/{table_id}/start", openapi_extra=returns(match_pb2.Snapshot))
 async def start_table(table_id: str, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
     """The host starts a full table: the match is created in the game
     service. Returns the host's first snapshot."""
     return message_json(await p.play.start(caller, table_id))
 
 
-@router.post("/tables/{table_id}/leave")
+@router.post("/tables/{table_id}/leave", openapi_extra=returns(platform_pb2.LeaveTableResponse))
 async def leave(table_id: str, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
     """Before the start: free your seat (``table``). During the match: the
     game's leaving policy (``match``, your snapshot after leaving)."""

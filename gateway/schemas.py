@@ -1,0 +1,190 @@
+"""JSON Schemas of the API's messages, generated from the protos: one source
+for the gRPC face, the HTTP bodies, the feeds' messages and the TypeScript
+client. The HTTP API speaks proto3 JSON with the .proto's field names, so a
+message's schema follows the proto3 JSON mapping:
+
+- 32-bit integers are JSON integers, doubles numbers, enums their value's
+  name (a string), bytes base64 strings;
+- a ``oneof`` becomes a ``oneOf`` of objects that each set one member
+  (e.g. a game's Action: ``{"roll": …} | {"score": …}``), so generated
+  clients type each kind of action;
+- ``google.protobuf.Any`` carries ``"@type"`` and the packed message's
+  fields inline; where the API says which game messages it holds (a
+  snapshot's view holds some game's View), it is a ``oneOf`` of those, each
+  with its ``"@type"`` fixed.
+
+Schemas are named by the message's full proto name (``rodada.yatzy.v1.View``)
+so every game's types sit side by side.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
+
+JSON = dict[str, Any]
+REF = "#/components/schemas/"
+ANY = "google.protobuf.Any"
+TYPE_URL = "type.googleapis.com/"
+
+_INTEGERS = {
+    FieldDescriptor.TYPE_INT32: (-(2**31), 2**31 - 1),
+    FieldDescriptor.TYPE_SINT32: (-(2**31), 2**31 - 1),
+    FieldDescriptor.TYPE_SFIXED32: (-(2**31), 2**31 - 1),
+    FieldDescriptor.TYPE_UINT32: (0, 2**32 - 1),
+    FieldDescriptor.TYPE_FIXED32: (0, 2**32 - 1),
+}
+
+# Which game messages an Any field holds, by the field's full name: the
+# message of that name in each game's package.
+ANY_FIELDS = {
+    "rodada.common.v1.Snapshot.view": "View",
+    "rodada.common.v1.MatchEvent.event": "Event",
+    "rodada.common.v1.CreateMatchRequest.options": "Options",
+    "rodada.common.v1.ActRequest.action": "Action",
+    "rodada.common.v1.AskRequest.question": "Question",
+    "rodada.common.v1.AskResponse.answer": "Answer",
+    "rodada.platform.v1.Table.options": "Options",
+    "rodada.platform.v1.Ticket.options": "Options",
+    "rodada.platform.v1.CreateTableRequest.options": "Options",
+    "rodada.platform.v1.FindMatchRequest.options": "Options",
+    "rodada.platform.v1.ActRequest.action": "Action",
+    "rodada.platform.v1.AskRequest.question": "Question",
+    "rodada.platform.v1.AskResponse.answer": "Answer",
+}
+# Any fields that hold one platform message.
+ANY_MESSAGES = {"rodada.common.v1.MatchEvent.table": "rodada.platform.v1.TableChange"}
+
+
+class Schemas:
+    """Collects the schemas of messages and everything they refer to."""
+
+    def __init__(self, game_packages: Iterable[Any]) -> None:
+        # Each game's generated module: its Options, Action, View, … by name.
+        self.games = list(game_packages)
+        self.schemas: dict[str, JSON] = {}
+
+    def ref(self, descriptor: Descriptor) -> JSON:
+        """A reference to the message's schema (made on first use)."""
+        self._message(descriptor)
+        return {"$ref": REF + descriptor.full_name}
+
+    def game_union(self, name: str) -> JSON:
+        """Any game's message called ``name`` (View, Action, …) packed in an
+        Any, told apart by ``@type``."""
+        return {"oneOf": [self._typed(getattr(m, name).DESCRIPTOR) for m in self.games if hasattr(m, name)]}
+
+    def game_messages(self, name: str) -> JSON:
+        """Any game's message called ``name`` as a client writes it (an
+        action for the table's game: no ``@type``)."""
+        return {"oneOf": [self.ref(getattr(m, name).DESCRIPTOR) for m in self.games if hasattr(m, name)]}
+
+    def _typed(self, descriptor: Descriptor) -> JSON:
+        """The schema of a message packed in an Any: its fields and ``@type``."""
+        name = f"{descriptor.full_name}@any"
+        if name not in self.schemas:
+            self.schemas[name] = {}  # reserve: messages may refer to themselves
+            self._message(descriptor)
+            self.schemas[name] = {
+                "allOf": [
+                    {
+                        "type": "object",
+                        "properties": {"@type": {"const": TYPE_URL + descriptor.full_name}},
+                        "required": ["@type"],
+                    },
+                    {"$ref": REF + descriptor.full_name},
+                ],
+                "description": f"A {descriptor.full_name} packed in a google.protobuf.Any.",
+            }
+        return {"$ref": REF + name}
+
+    def _message(self, descriptor: Descriptor) -> None:
+        name = descriptor.full_name
+        if name in self.schemas:
+            return
+        self.schemas[name] = {}  # reserve against cycles
+        oneofs = [o for o in descriptor.oneofs if not o.name.startswith("_")]  # not proto3 `optional`
+        in_oneof = {f.name for o in oneofs for f in o.fields}
+        plain = [f for f in descriptor.fields if f.name not in in_oneof]
+        # Fields without presence are always in our JSON (defaults included).
+        base: JSON = {
+            "type": "object",
+            "properties": {f.name: self._field(f) for f in plain},
+            "required": [f.name for f in plain if not f.has_presence],
+        }
+        if not oneofs:
+            self.schemas[name] = base | {"additionalProperties": False}
+            return
+        # Each oneof: exactly one member set, typed as a union of objects
+        # (a game's Action becomes {"roll": …} | {"score": …}).
+        unions = [
+            {
+                "oneOf": [
+                    {"type": "object", "properties": {f.name: self._field(f)}, "required": [f.name]}
+                    for f in oneof.fields
+                ]
+            }
+            for oneof in oneofs
+        ]
+        if not plain and len(unions) == 1:
+            self.schemas[name] = unions[0]
+        else:
+            self.schemas[name] = {"allOf": [base, *unions]}
+
+    def _field(self, field: FieldDescriptor) -> JSON:
+        item = self._value(field)
+        if field.message_type is not None and field.message_type.GetOptions().map_entry:
+            value = field.message_type.fields_by_name["value"]
+            return {"type": "object", "additionalProperties": self._value(value)}
+        return {"type": "array", "items": item} if field.is_repeated else item
+
+    def _value(self, field: FieldDescriptor) -> JSON:
+        if field.type in _INTEGERS:
+            low, high = _INTEGERS[field.type]
+            return {"type": "integer", "minimum": low, "maximum": high}
+        if field.type in (
+            FieldDescriptor.TYPE_INT64,
+            FieldDescriptor.TYPE_UINT64,
+            FieldDescriptor.TYPE_SINT64,
+        ):
+            return {"type": ["integer", "string"], "format": "int64"}
+        if field.type in (FieldDescriptor.TYPE_DOUBLE, FieldDescriptor.TYPE_FLOAT):
+            return {"type": "number"}
+        if field.type == FieldDescriptor.TYPE_BOOL:
+            return {"type": "boolean"}
+        if field.type == FieldDescriptor.TYPE_STRING:
+            return {"type": "string"}
+        if field.type == FieldDescriptor.TYPE_BYTES:
+            return {"type": "string", "contentEncoding": "base64"}
+        if field.enum_type is not None:
+            return self._enum(field.enum_type)
+        message = field.message_type
+        assert message is not None, field.full_name
+        if message.full_name == ANY:
+            if field.full_name in ANY_FIELDS:
+                return self.game_union(ANY_FIELDS[field.full_name])
+            if field.full_name in ANY_MESSAGES:
+                target = next(
+                    m.DESCRIPTOR
+                    for m in self._platform_messages()
+                    if m.DESCRIPTOR.full_name == ANY_MESSAGES[field.full_name]
+                )
+                return self._typed(target)
+            return {"type": "object", "properties": {"@type": {"type": "string"}}, "required": ["@type"]}
+        if message.full_name == "google.protobuf.Struct":
+            return {"type": "object"}
+        return self.ref(message)
+
+    def _enum(self, enum: EnumDescriptor) -> JSON:
+        name = enum.full_name
+        if name not in self.schemas:
+            self.schemas[name] = {"type": "string", "enum": [v.name for v in enum.values]}
+        return {"$ref": REF + name}
+
+    @staticmethod
+    def _platform_messages() -> list[Any]:
+        from rodada.platform.v1 import platform_pb2
+
+        return [getattr(platform_pb2, name) for name in platform_pb2.DESCRIPTOR.message_types_by_name]
