@@ -1,8 +1,22 @@
 """Dominó: Brazilian partnership dominoes (RULES.md "Dominó", seed 003).
 
-Four seats, partners opposite (team 0: seats 0 & 2, team 1: seats 1 & 3),
-play clockwise (the next seat index). Every round deals the 28 tiles of a
-double-six set, 7 to each seat, no boneyard. The first team to reach 50 wins.
+Four seats, partners opposite (team 0, TEAM_0: seats 0 & 2; team 1, TEAM_1:
+seats 1 & 3), play clockwise (the next seat index). Every round deals the 28
+tiles of a double-six set, 7 to each seat, no boneyard. The first round is
+opened by the holder of 6-6, who must lay it; later rounds by the seat that
+went out, or after a tranca by the winning team's seat that made its last
+play, with any tile. A seat that cannot play passes automatically (the
+engine applies the pass; everyone sees a ``passed`` event). A round ends in
+a batida (a seat empties its hand: its team scores the two opponents' pips)
+or a tranca (nobody can play: the team with fewer pips scores the other's;
+on equal sums the team that made the blocking play loses). The first team
+to reach 50 wins.
+
+Leaving (platform decision): the leaver's team concedes the match. An
+inactivity claim (the kit's, by an opponent of the seat to act after 120 s)
+concedes the idle seat's team's match the same way.
+
+Hidden: the other three hands, until the round's end reveals all four.
 
 The state is a plain dict:
 
@@ -16,13 +30,16 @@ The state is a plain dict:
 - ``last_play``: per team, the seat that made that team's last play this
   round (who opens after a tranca);
 - ``scores``: per team; ``last_round``: the previous round's summary;
-- ``result``: None while playing, else how the match ended.
+- ``result``: None while playing, else ``{"winning_team", "reason"`` (an
+  EndReason value) ``, "forfeited"`` (the seats that left or were claimed
+  against) ``}``.
 """
 
 from __future__ import annotations
 
-import marshal
 from collections.abc import Sequence
+
+from rodada.domino.v1 import domino_pb2
 
 from services.domino import scoring
 from services.domino.scoring import RoundOutcome, team_of
@@ -40,147 +57,39 @@ from services.domino.tiles import (
     pips,
     placements,
 )
-from services.kit.engine import JSON, Context, Event, InvalidAction, Result, RulesError
+from services.kit.engine import (
+    JSON,
+    Context,
+    Departure,
+    EndReason,
+    Event,
+    InvalidAction,
+    Outcome,
+    RulesError,
+    State,
+)
 
 SEATS = 4
 HAND_SIZE = 7
 TARGET = 50
-INACTIVITY_SECONDS = 120
-
-COMPLETED = "COMPLETED"
-FORFEIT = "FORFEIT"
-INACTIVITY = "INACTIVITY"
-_RESULT_REASONS = {COMPLETED: "completed", FORFEIT: "forfeit", INACTIVITY: "inactivity"}
-_END_NAMES = ("END_UNSPECIFIED", LEFT, RIGHT)
 
 
-# --- the JSON forms of the proto messages ------------------------------------
-
-
-def _tile_json(tile: Sequence[int]) -> JSON:
-    return {"a": tile[0], "b": tile[1]}
-
-
-def _clone(value: JSON) -> JSON:
-    """A deep copy of a JSON value, a few times cheaper than copy.deepcopy."""
-    copied: JSON = marshal.loads(marshal.dumps(value))
-    return copied
-
-
-def _writable(state: JSON) -> JSON:
-    """A copy of the state that an action may change, leaving ``state`` as it was.
-
-    Only the containers an action changes in place are copied (the hot path
-    runs on every move): a tile, a line entry, a pass, a round summary or a
-    result is never changed once stored, only replaced.
-    """
-    new = dict(state)
-    new["hands"] = [list(hand) for hand in state["hands"]]
-    new["line"] = list(state["line"])
-    new["passes"] = list(state["passes"])
-    new["scores"] = list(state["scores"])
-    new["last_play"] = list(state["last_play"])
-    return new
-
-
-# --- reading the state ---------------------------------------------------------
-
-
-def _ends(state: JSON) -> Ends | None:
-    line = state["line"]
-    if not line:
-        return None
-    return (line[0]["tile"][0], line[-1]["tile"][1])
-
-
-def _opening_tile(state: JSON) -> Tile | None:
-    """The tile the opening play must be: 6-6 in the first round only."""
-    if state["round"] == 1 and not state["line"]:
-        return DOUBLE_SIX
-    return None
-
-
-def _playable(state: JSON, seat: int) -> list[tuple[Tile, dict[str, Ends]]]:
-    """The seat's tiles that may be laid now, with the ends each fits.
-
-    On the empty line the map of ends is empty: the tile opens the line.
-    """
-    hand: list[Tile] = [(a, b) for a, b in state["hands"][seat]]
-    ends = _ends(state)
-    if ends is None:
-        forced = _opening_tile(state)
-        return [(tile, {}) for tile in hand if forced is None or tile == forced]
-    playable = []
-    for tile in hand:
-        options = placements(tile, ends)
-        if options:
-            playable.append((tile, options))
-    return playable
-
-
-def _end_required(options: dict[str, Ends]) -> bool:
-    """Both ends fit and leave different open numbers: the player chooses."""
-    return len({tuple(sorted(result)) for result in options.values()}) > 1
-
-
-def _nobody_can_play(state: JSON, ends: Ends) -> bool:
-    return not any(can_play(hand, ends) for hand in state["hands"])
-
-
-# --- validating the action -------------------------------------------------------
-
-
-def _check_seat(seat: int) -> None:
-    if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < SEATS:
-        raise InvalidAction("invalid_seat", "there is no such seat at this table")
-
-
-def _parse_action(action: JSON) -> tuple[str, JSON]:
-    if not isinstance(action, dict) or len(action) != 1:
-        raise InvalidAction("malformed_action", "an action has exactly one kind: play or claim_inactivity")
-    ((kind, body),) = action.items()
-    if kind not in ("play", "claim_inactivity"):
-        raise InvalidAction("unknown_action", "an action is play or claim_inactivity")
-    allowed = {"tile", "end"} if kind == "play" else set()
-    if not isinstance(body, dict) or not set(body) <= allowed:
-        raise InvalidAction("malformed_action", f"{kind} has unknown fields or is not an object")
-    return kind, body
-
-
-def _parse_play(body: JSON) -> tuple[Tile, str | None]:
-    """The tile (halves as sent) and the end, None when not given.
-
-    Absent halves are 0: the proto's JSON form omits zero values, so the
-    0-0 tile (branca dupla) arrives as ``{"tile": {}}``.
-    """
-    raw = body.get("tile")
-    if raw is None:
-        raise InvalidAction("missing_tile", "a play names the tile to lay")
-    if not isinstance(raw, dict) or not set(raw) <= {"a", "b"}:
-        raise InvalidAction("invalid_tile", "a tile is {a, b}")
-    halves = (raw.get("a", 0), raw.get("b", 0))
-    for half in halves:
-        if isinstance(half, bool) or not isinstance(half, int) or not 0 <= half <= HIGHEST_PIP:
-            raise InvalidAction("invalid_tile", "each half of a tile has 0 to 6 pips")
-    end = body.get("end", "END_UNSPECIFIED")
-    if end not in _END_NAMES:
-        raise InvalidAction("invalid_end", "end is LEFT, RIGHT or END_UNSPECIFIED")
-    return halves, (None if end == "END_UNSPECIFIED" else end)
-
-
-def _check_playing(state: JSON) -> None:
-    if state["result"] is not None:
-        raise RulesError("game_over", "the match is over")
+def setup(seats: int, options: domino_pb2.Options, mode: str, ctx: Context) -> tuple[State, list[Event]]:
+    """Four seats (the mode's only size), no options: deal the first round."""
+    state: State = {"round": 1, "scores": [0, 0], "last_round": None, "result": None}
+    return state, _deal(state, ctx, opener=None)
 
 
 # --- dealing ---------------------------------------------------------------------
 
 
-def _deal(state: JSON, ctx: Context, opener: int | None) -> list[Event]:
+def _deal(state: State, ctx: Context, opener: int | None) -> list[Event]:
     """Shuffle and deal a new round; ``opener`` None means the holder of 6-6.
 
     The first round is opened by whoever holds 6-6, who must lay it; later
-    rounds by the seat the previous round designated, with any tile.
+    rounds by the seat the previous round designated, with any tile. One
+    shuffle of the sorted set per round, dealt 7 by 7 in seat order: a seed
+    replays the same hands.
     """
     tiles = full_set()
     ctx.rng.shuffle(tiles)
@@ -205,14 +114,12 @@ def _deal(state: JSON, ctx: Context, opener: int | None) -> list[Event]:
     return events
 
 
-# --- playing a tile ----------------------------------------------------------------
+# --- the move: laying a tile -----------------------------------------------------------
 
 
-def _play(state: JSON, seat: int, body: JSON, ctx: Context) -> tuple[JSON, list[Event]]:
-    sent, end = _parse_play(body)
-    _check_playing(state)
-    if seat != state["turn"]:
-        raise RulesError("not_your_turn", "it is not your turn")
+def play(state: State, seat: int, move: domino_pb2.Play, ctx: Context) -> list[Event]:
+    """Lay a tile on an open end (the kit has checked the turn)."""
+    sent, end = _tile_and_end(move)
     tile = normalised(sent)
     if list(tile) not in state["hands"][seat]:
         raise RulesError("tile_not_in_hand", "you do not hold that tile")
@@ -238,14 +145,13 @@ def _play(state: JSON, seat: int, body: JSON, ctx: Context) -> tuple[JSON, list[
             raise RulesError("end_does_not_match", "that tile does not fit the chosen end")
         laid, new_ends = oriented(tile, end, ends), options[end]
 
-    new = _writable(state)
-    new["hands"][seat].remove(list(tile))
-    placed = {"tile": list(laid), "seat": seat, "order": len(new["line"])}
+    state["hands"][seat].remove(list(tile))
+    placed = {"tile": list(laid), "seat": seat, "order": len(state["line"])}
     if end == LEFT:
-        new["line"].insert(0, placed)
+        state["line"].insert(0, placed)
     else:
-        new["line"].append(placed)
-    new["last_play"][team_of(seat)] = seat
+        state["line"].append(placed)
+    state["last_play"][team_of(seat)] = seat
 
     played: JSON = {
         "seat": seat,
@@ -253,16 +159,32 @@ def _play(state: JSON, seat: int, body: JSON, ctx: Context) -> tuple[JSON, list[
         "order": placed["order"],
         "left_end": new_ends[0],
         "right_end": new_ends[1],
-        "tiles_left": len(new["hands"][seat]),
+        "tiles_left": len(state["hands"][seat]),
     }
     if end is not None:
         played["end"] = end
-    events = [Event("played", played)]
-    events += _after_play(new, seat, new_ends, ctx)
-    return new, events
+    return [Event("played", played), *_after_play(state, seat, new_ends, ctx)]
 
 
-def _after_play(state: JSON, seat: int, ends: Ends, ctx: Context) -> list[Event]:
+def _tile_and_end(move: domino_pb2.Play) -> tuple[Tile, str | None]:
+    """The tile (halves as sent) and the end, None when not given.
+
+    Absent halves are 0: the proto omits zero values, so the 0-0 tile
+    (branca dupla) arrives as ``{"tile": {}}``; an absent tile is refused.
+    """
+    if not move.HasField("tile"):
+        raise InvalidAction("missing_tile", "a play names the tile to lay")
+    halves = (move.tile.a, move.tile.b)
+    if any(not 0 <= half <= HIGHEST_PIP for half in halves):
+        raise InvalidAction("invalid_tile", "each half of a tile has 0 to 6 pips")
+    # The JSON path refuses unknown enum numbers; a binary Action may still carry one.
+    if move.end not in domino_pb2.End.values():
+        raise InvalidAction("invalid_end", "end is LEFT, RIGHT or END_UNSPECIFIED")
+    end = domino_pb2.End.Name(move.end)
+    return halves, (None if end == "END_UNSPECIFIED" else end)
+
+
+def _after_play(state: State, seat: int, ends: Ends, ctx: Context) -> list[Event]:
     """End the round, or hand the turn on, passing for those who cannot play.
 
     Going out wins even when the last tile also closes the table: the seat
@@ -270,7 +192,7 @@ def _after_play(state: JSON, seat: int, ends: Ends, ctx: Context) -> list[Event]
     """
     if not state["hands"][seat]:
         return _end_round(state, scoring.batida(state["hands"], seat), ctx)
-    if _nobody_can_play(state, ends):
+    if not any(can_play(hand, ends) for hand in state["hands"]):
         return _end_round(state, scoring.tranca(state["hands"], seat), ctx)
     events = []
     turn = (seat + 1) % SEATS
@@ -283,26 +205,10 @@ def _after_play(state: JSON, seat: int, ends: Ends, ctx: Context) -> list[Event]
     return events
 
 
-# --- ending a round -------------------------------------------------------------------
+# --- ending a round and the match --------------------------------------------------------
 
 
-def _next_opener(state: JSON, outcome: RoundOutcome) -> int:
-    """The seat that went out; after a tranca, the winners' last player.
-
-    The winning team of a tranca always played in the round: a team that
-    never plays keeps its 14 tiles, none of the blocked number (all seven of
-    its tiles are on the line), and between its two seats passes on each of
-    the other six numbers as it comes open; so one of them lacks at least
-    four numbers and has at most six tiles, not seven.
-    """
-    if outcome.kind == scoring.BATIDA:
-        return outcome.seat
-    last: int | None = state["last_play"][outcome.winning_team]
-    assert last is not None, "a tranca's winning team always made a play"
-    return last
-
-
-def _end_round(state: JSON, outcome: RoundOutcome, ctx: Context) -> list[Event]:
+def _end_round(state: State, outcome: RoundOutcome, ctx: Context) -> list[Event]:
     state["scores"][outcome.winning_team] += outcome.points
     summary: JSON = {
         "round": state["round"],
@@ -321,131 +227,168 @@ def _end_round(state: JSON, outcome: RoundOutcome, ctx: Context) -> list[Event]:
     if not over:
         summary["next_opener"] = _next_opener(state, outcome)
     state["last_round"] = summary
-    events = [Event("round_ended", _clone(summary))]
+    # The event gets its own copy: the summary stays in the state.
+    events = [Event("round_ended", _summary_copy(summary))]
     if over:
-        return events + _end_match(state, outcome.winning_team, COMPLETED)
+        _end_match(state, outcome.winning_team, EndReason.COMPLETED, [])
+        return events
     state["round"] += 1
     return events + _deal(state, ctx, summary["next_opener"])
 
 
-def _end_match(
-    state: JSON, winning_team: int, reason: str, forfeited: int | None = None, claimed_by: int | None = None
-) -> list[Event]:
-    result: JSON = {"winning_team": winning_team, "reason": reason, "scores": list(state["scores"])}
-    if forfeited is not None:
-        result["forfeited_seat"] = forfeited
-    if claimed_by is not None:
-        result["claimed_by"] = claimed_by
-    state["result"] = result
+def _next_opener(state: State, outcome: RoundOutcome) -> int:
+    """The seat that went out; after a tranca, the winners' last player.
+
+    The winning team of a tranca always played in the round: a team that
+    never plays keeps its 14 tiles, none of the blocked number (all seven of
+    its tiles are on the line), and between its two seats passes on each of
+    the other six numbers as it comes open; so one of them lacks at least
+    four numbers and has at most six tiles, not seven.
+    """
+    if outcome.kind == scoring.BATIDA:
+        return outcome.seat
+    last: int | None = state["last_play"][outcome.winning_team]
+    assert last is not None, "a tranca's winning team always made a play"
+    return last
+
+
+def _end_match(state: State, winning_team: int, reason: EndReason, forfeited: list[int]) -> None:
+    state["result"] = {"winning_team": winning_team, "reason": reason.value, "forfeited": forfeited}
     state["turn"] = None
-    return [Event("match_ended", dict(result, scores=list(result["scores"])))]
 
 
-# --- claiming inactivity ------------------------------------------------------------------
+def depart(state: State, seat: int, why: Departure, ctx: Context) -> list[Event]:
+    """The seat left or was claimed against: its team concedes the match.
+
+    The kit tells the table (LEFT, CLAIMED notices; the final Result)."""
+    _end_match(state, 1 - team_of(seat), why.end_reason, [seat])
+    return []
 
 
-def _claim(state: JSON, seat: int, ctx: Context) -> tuple[JSON, list[Event]]:
-    """An opponent of the idle seat to act takes the match (as in Bozó)."""
-    _check_playing(state)
-    idle: int = state["turn"]
-    if seat == idle:
-        raise RulesError("cannot_claim_yourself", "it is your own turn")
-    if team_of(seat) == team_of(idle):
-        raise RulesError("partner_cannot_claim", "only an opponent may claim against your partner")
-    if ctx.now - ctx.last_action_at < INACTIVITY_SECONDS:
-        raise RulesError("too_early", f"a claim needs {INACTIVITY_SECONDS} seconds without an action")
-    new = _writable(state)
-    return new, _end_match(new, team_of(seat), INACTIVITY, forfeited=idle, claimed_by=seat)
+# --- reading the state -------------------------------------------------------------------
 
 
-# --- the engine ----------------------------------------------------------------------------
+def to_act(state: State) -> list[int]:
+    return [] if state["turn"] is None else [state["turn"]]
 
 
-class DominoEngine:
-    name = "domino"
-    min_seats = SEATS
-    max_seats = SEATS
+def scores(state: State) -> list[int]:
+    """Each seat's team score so far (partners repeat it)."""
+    return [state["scores"][team_of(seat)] for seat in range(SEATS)]
 
-    def new_match(
-        self, seats: int, options: JSON, ctx: Context, cpu_seats: Sequence[int] = ()
-    ) -> tuple[JSON, list[Event]]:
-        if seats != SEATS:
-            raise InvalidAction("invalid_seat_count", "Dominó is played by four, in two teams")
+
+def outcome(state: State) -> Outcome | None:
+    """The winning team ranks 1, the other 2."""
+    result = state["result"]
+    if result is None:
+        return None
+    return Outcome(
+        ranks=[1 if team_of(seat) == result["winning_team"] else 2 for seat in range(SEATS)],
+        scores=scores(state),
+        reason=EndReason(result["reason"]),
+        forfeited=list(result["forfeited"]),
+    )
+
+
+def view(state: State, seat: int | None) -> JSON:
+    """The viewer's own hand, everything public, and the viewer's playable
+    tiles on its turn; a spectator (None) sees no hand."""
+    view: JSON = {
+        "hand": [] if seat is None else [_tile_json(t) for t in state["hands"][seat]],
+        "hand_counts": [len(hand) for hand in state["hands"]],
+        "line": [
+            {"tile": _tile_json(p["tile"]), "seat": p["seat"], "order": p["order"]} for p in state["line"]
+        ],
+        "passes": [dict(p) for p in state["passes"]],
+        "target": TARGET,
+        "round": state["round"],
+        "playable": [],
+    }
+    ends = _ends(state)
+    if ends is not None:
+        view["left_end"], view["right_end"] = ends
+    if state["result"] is None:
+        forced = _opening_tile(state)
+        if forced is not None:
+            view["opening_tile"] = _tile_json(forced)
+        if seat is not None and seat == state["turn"]:
+            view["playable"] = [
+                {
+                    "tile": _tile_json(tile),
+                    "ends": [end for end in (LEFT, RIGHT) if end in options],
+                    "end_required": _end_required(options),
+                }
+                for tile, options in _playable(state, seat)
+            ]
+    if state["last_round"] is not None:
+        view["last_round"] = _summary_copy(state["last_round"])
+    return view
+
+
+def legal(state: State, seat: int) -> list[JSON]:
+    """Every play the seat may make now: each playable tile, on each end it
+    fits (one play without an end on the opening)."""
+    if state["result"] is not None or seat != state["turn"]:
+        return []
+    actions: list[JSON] = []
+    for tile, options in _playable(state, seat):
+        if not options:
+            actions.append({"play": {"tile": _tile_json(tile)}})
+        actions += [
+            {"play": {"tile": _tile_json(tile), "end": end}} for end in (LEFT, RIGHT) if end in options
+        ]
+    return actions
+
+
+# --- helpers -----------------------------------------------------------------------------
+
+
+def _tile_json(tile: Sequence[int]) -> JSON:
+    return {"a": tile[0], "b": tile[1]}
+
+
+def _summary_copy(summary: JSON) -> JSON:
+    """A round summary's copy: its lists are its own."""
+    return {
+        **summary,
+        "team_pips": list(summary["team_pips"]),
+        "scores": list(summary["scores"]),
+        "hands": [{**hand, "tiles": [dict(t) for t in hand["tiles"]]} for hand in summary["hands"]],
+    }
+
+
+def _ends(state: State) -> Ends | None:
+    line = state["line"]
+    if not line:
+        return None
+    return (line[0]["tile"][0], line[-1]["tile"][1])
+
+
+def _opening_tile(state: State) -> Tile | None:
+    """The tile the opening play must be: 6-6 in the first round only."""
+    if state["round"] == 1 and not state["line"]:
+        return DOUBLE_SIX
+    return None
+
+
+def _playable(state: State, seat: int) -> list[tuple[Tile, dict[str, Ends]]]:
+    """The seat's tiles that may be laid now, with the ends each fits.
+
+    On the empty line the map of ends is empty: the tile opens the line.
+    """
+    hand: list[Tile] = [(a, b) for a, b in state["hands"][seat]]
+    ends = _ends(state)
+    if ends is None:
+        forced = _opening_tile(state)
+        return [(tile, {}) for tile in hand if forced is None or tile == forced]
+    playable = []
+    for tile in hand:
+        options = placements(tile, ends)
         if options:
-            raise InvalidAction("invalid_options", "Dominó has no options")
-        if cpu_seats:
-            raise InvalidAction("cpu_seats_unsupported", "Dominó has no CPU seats")
-        state: JSON = {"round": 1, "scores": [0, 0], "last_round": None, "result": None}
-        return state, _deal(state, ctx, opener=None)
-
-    def apply(self, state: JSON, seat: int, action: JSON, ctx: Context) -> tuple[JSON, list[Event]]:
-        _check_seat(seat)
-        kind, body = _parse_action(action)
-        if kind == "claim_inactivity":
-            return _claim(state, seat, ctx)
-        return _play(state, seat, body, ctx)
-
-    def leave(self, state: JSON, seat: int, ctx: Context) -> tuple[JSON, list[Event]]:
-        """Leaving concedes the match to the opposing team (RULES.md, Decision)."""
-        _check_seat(seat)
-        _check_playing(state)
-        new = _writable(state)
-        return new, _end_match(new, 1 - team_of(seat), FORFEIT, forfeited=seat)
-
-    def view(self, state: JSON, seat: int | None) -> JSON:
-        if seat is not None:
-            _check_seat(seat)
-        view: JSON = {
-            "hand": [] if seat is None else [_tile_json(t) for t in state["hands"][seat]],
-            "hand_counts": [len(hand) for hand in state["hands"]],
-            "line": [
-                {"tile": _tile_json(p["tile"]), "seat": p["seat"], "order": p["order"]} for p in state["line"]
-            ],
-            "passes": [dict(p) for p in state["passes"]],
-            "scores": list(state["scores"]),
-            "target": TARGET,
-            "round": state["round"],
-            "playable": [],
-        }
-        if seat is not None:
-            view["seat"] = seat
-        ends = _ends(state)
-        if ends is not None:
-            view["left_end"], view["right_end"] = ends
-        if state["result"] is None:
-            view["to_act"] = state["turn"]
-            forced = _opening_tile(state)
-            if forced is not None:
-                view["opening_tile"] = _tile_json(forced)
-            if seat is not None and seat == state["turn"]:
-                view["playable"] = [
-                    {
-                        "tile": _tile_json(tile),
-                        "ends": [end for end in (LEFT, RIGHT) if end in options],
-                        "end_required": _end_required(options),
-                    }
-                    for tile, options in _playable(state, seat)
-                ]
-        else:
-            view["result"] = _clone(state["result"])
-        if state["last_round"] is not None:
-            view["last_round"] = _clone(state["last_round"])
-        return view
-
-    def to_act(self, state: JSON) -> list[int]:
-        return [state["turn"]] if state["result"] is None else []
-
-    def result(self, state: JSON) -> Result | None:
-        outcome = state["result"]
-        if outcome is None:
-            return None
-        winners = outcome["winning_team"]
-        return Result(
-            ranks=[1 if team_of(seat) == winners else 2 for seat in range(SEATS)],
-            scores=[outcome["scores"][team_of(seat)] for seat in range(SEATS)],
-            reason=_RESULT_REASONS[outcome["reason"]],
-            forfeited=[outcome["forfeited_seat"]] if "forfeited_seat" in outcome else [],
-        )
+            playable.append((tile, options))
+    return playable
 
 
-ENGINE = DominoEngine()
+def _end_required(options: dict[str, Ends]) -> bool:
+    """Both ends fit and leave different open numbers: the player chooses."""
+    return len({tuple(sorted(result)) for result in options.values()}) > 1

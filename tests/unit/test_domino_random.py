@@ -1,6 +1,7 @@
-"""Dominó over many random matches: a referee that knows only the events and
-the rules (written again here, independently of the engine) follows each
-match and checks every step; hypothesis drives moves and malformed input.
+"""Dominó over many random matches, played through the kit: a referee that
+knows only the events and the rules (written again here, independently of the
+engine) follows each match and checks every step; hypothesis drives moves and
+malformed input.
 
 Matches are played by ``play_match`` with moves chosen at random among the
 legal ones; each match is seeded with its own MatchRng.
@@ -16,8 +17,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from services.domino.engine import ENGINE
-from services.kit.engine import JSON, Event, RulesError
+from services.domino.game import GAME
+from services.kit import play
+from services.kit.engine import JSON, EndReason, Event, RulesError
+from services.kit.play import Happening, Table
 from services.kit.rng import MatchRng
 from tests.rigged import ctx
 
@@ -54,10 +57,11 @@ def pips(tiles: Any) -> int:
 class Referee:
     """Follows one match from its events and checks them against the rules."""
 
-    def __init__(self, events: list[Event]) -> None:
+    def __init__(self, events: list[Happening]) -> None:
         self.round = 0
         self.scores = [0, 0]
         self.over = False
+        self.winner: int | None = None
         self.rounds_ended: list[str] = []
         self.hands: list[set[Tile]] = []
         self.expected_opener: int | None = None
@@ -65,13 +69,14 @@ class Referee:
 
     # --- a new deal
 
-    def expect_round(self, events: list[Event]) -> None:
+    def expect_round(self, events: list[Happening]) -> None:
+        assert all(isinstance(e, Event) for e in events), "no kit notice while playing"
         started, *dealt = events
-        assert started.kind == "round_started" and started.audience is None
+        assert isinstance(started, Event) and started.kind == "round_started" and started.audience is None
         assert [e.kind for e in dealt] == ["dealt"] * 4
         assert [e.audience for e in dealt] == [(0,), (1,), (2,), (3,)]
         self.round += 1
-        self.hands = [{norm(t) for t in e.data["tiles"]} for e in dealt]
+        self.hands = [{norm(t) for t in e.data["tiles"]} for e in dealt if isinstance(e, Event)]
         assert all(len(hand) == 7 for hand in self.hands)
         assert sorted(t for hand in self.hands for t in hand) == ALL_TILES, "all 28 dealt, no boneyard"
         opener = started.data["opener"]
@@ -97,10 +102,11 @@ class Referee:
 
     # --- one accepted play and everything it caused
 
-    def follow(self, seat: int, events: list[Event], legal: dict[Tile, Any] | None = None) -> None:
+    def follow(self, seat: int, events: list[Happening], legal: dict[Tile, Any] | None = None) -> None:
         """Check the events of ``seat``'s play (``legal``: its legal plays, if known)."""
         assert not self.over and seat == self.turn
-        queue = iter(events)
+        assert all(isinstance(e, Event) for e in events), "no kit notice while playing"
+        queue: Iterator[Any] = iter(events)
         played = next(queue)
         assert played.kind == "played" and played.audience is None
         data = played.data
@@ -161,17 +167,22 @@ class Referee:
         assert [h["pips"] for h in data["hands"]] == [pips(h) for h in self.hands]
         self.rounds_ended.append(kind)
         if self.scores[winner] >= TARGET:
+            # The end is the kit's (the final event's Result): no game event follows.
             assert "next_opener" not in data
-            finished = next(queue)
-            assert finished.kind == "match_ended"
-            assert finished.data == {"winning_team": winner, "reason": "COMPLETED", "scores": self.scores}
             assert next(queue, None) is None
             self.over = True
+            self.winner = winner
             return
         last = self.last_play[winner]
         self.expected_opener = seat if kind == "BATIDA" else last
         assert data["next_opener"] == self.expected_opener
         self.expect_round(list(queue))
+
+
+def new_table(seed: int) -> tuple[Table, list[Happening], MatchRng]:
+    rng = MatchRng(seed.to_bytes(32, "big"))
+    table, happened = play.start(GAME, 4, {}, ctx(rng))
+    return table, happened, rng
 
 
 def conserved(state: JSON) -> bool:
@@ -192,14 +203,13 @@ def choose(view: JSON, pick: Callable[[int], int]) -> JSON:
 
 def play_match(seed: int) -> Referee:
     """A whole match of random legal moves under the referee's eye."""
-    rng = MatchRng(seed.to_bytes(32, "big"))
+    table, happened, rng = new_table(seed)
     moves = random.Random(seed)
-    state, events = ENGINE.new_match(4, {}, ctx(rng))
-    referee = Referee(events)
+    referee = Referee(happened)
     while not referee.over:
-        [seat] = ENGINE.to_act(state)
+        [seat] = GAME.to_act(table.state)
         assert seat == referee.turn
-        view = ENGINE.view(state, seat)
+        view = GAME.view(table.state, seat)
         legal = referee.legal(seat)
         assert {norm(p["tile"]): set(p["ends"]) for p in view["playable"]} == {
             tile: set(ends) for tile, ends in legal.items()
@@ -207,16 +217,24 @@ def play_match(seed: int) -> Referee:
         for p in view["playable"]:
             required = len({tuple(sorted(e)) for e in legal[norm(p["tile"])].values()}) > 1
             assert p["end_required"] == required
+        assert GAME.legal is not None
+        assert {(norm(a["play"]["tile"]), a["play"].get("end")) for a in GAME.legal(table.state, seat)} == {
+            (tile, end) for tile, ends in legal.items() for end in (ends or [None])
+        }, "legal lists each playable tile on each end it fits"
         action = choose(view, moves.randrange)
-        after, events = ENGINE.apply(state, seat, action, ctx(rng))
-        assert conserved(after), "the 28 tiles are in the hands and on the line"
-        referee.follow(seat, events, legal)
-        state = after
-    assert ENGINE.to_act(state) == []
-    result = ENGINE.result(state)
+        happened = play.act(GAME, table, seat, action, ctx(rng))
+        assert conserved(table.state), "the 28 tiles are in the hands and on the line"
+        referee.follow(seat, happened, legal)
+        if not referee.over:
+            assert GAME.scores is not None and GAME.scores(table.state) == [
+                referee.scores[s % 2] for s in range(4)
+            ]
+    assert GAME.to_act(table.state) == []
+    result = GAME.outcome(table.state)
     assert result is not None
-    assert result.reason == "completed"
+    assert result.reason == EndReason.COMPLETED and result.forfeited == []
     winner = 0 if referee.scores[0] >= TARGET else 1
+    assert winner == referee.winner
     assert referee.scores[1 - winner] < TARGET
     assert result.ranks == [1 if s % 2 == winner else 2 for s in range(4)]
     assert result.scores == [referee.scores[s % 2] for s in range(4)]
@@ -231,19 +249,6 @@ def test_thousands_of_random_matches_follow_the_rules() -> None:
         for kind in referee.rounds_ended:
             kinds[kind] += 1
     assert kinds["BATIDA"] > 0 and kinds["TRANCA"] > 0, kinds
-
-
-def test_an_accepted_action_never_changes_the_state_it_was_given() -> None:
-    for seed in range(5000, 5020):
-        rng = MatchRng(seed.to_bytes(32, "big"))
-        moves = random.Random(seed)
-        state, _ = ENGINE.new_match(4, {}, ctx(rng))
-        while ENGINE.result(state) is None:
-            [seat] = ENGINE.to_act(state)
-            before = copy.deepcopy(state)
-            after, _ = ENGINE.apply(state, seat, choose(ENGINE.view(state, seat), moves.randrange), ctx(rng))
-            assert state == before
-            state = after
 
 
 # --- hypothesis: moves it chooses, and anything thrown at a reachable state --------------
@@ -265,16 +270,15 @@ actions_st = st.one_of(
 )
 
 
-def reachable(seed: int, steps: int) -> JSON:
-    rng = MatchRng(seed.to_bytes(32, "big"))
+def reachable(seed: int, steps: int) -> Table:
+    table, _, rng = new_table(seed)
     moves = random.Random(seed)
-    state, _ = ENGINE.new_match(4, {}, ctx(rng))
     for _ in range(steps):
-        if ENGINE.result(state) is not None:
+        if GAME.outcome(table.state) is not None:
             break
-        [seat] = ENGINE.to_act(state)
-        state, _ = ENGINE.apply(state, seat, choose(ENGINE.view(state, seat), moves.randrange), ctx(rng))
-    return state
+        [seat] = GAME.to_act(table.state)
+        play.act(GAME, table, seat, choose(GAME.view(table.state, seat), moves.randrange), ctx(rng))
+    return table
 
 
 @settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
@@ -285,19 +289,18 @@ def reachable(seed: int, steps: int) -> JSON:
     action=actions_st,
     idle=st.sampled_from([0.0, 119.0, 120.0, 500.0]),
 )
-def test_any_action_is_applied_whole_or_refused_changing_nothing(
+def test_any_action_is_applied_whole_or_refused(
     seed: int, steps: int, seat: int, action: JSON, idle: float
 ) -> None:
-    state = reachable(seed, steps)
-    before = copy.deepcopy(state)
+    table = reachable(seed, steps)
+    trial = copy.deepcopy(table)
     try:
-        after, events = ENGINE.apply(state, seat, action, ctx(MatchRng(bytes(32)), now=1000.0 + idle))
+        happened = play.act(GAME, trial, seat, action, ctx(MatchRng(bytes(32)), now=table.idle_since + idle))
     except RulesError as error:
         assert error.code and error.code == error.code.lower() and " " not in error.code
     else:
-        assert events and conserved(after)
-        assert ENGINE.result(after) is not None or ENGINE.to_act(after) != []
-    assert state == before
+        assert happened and conserved(trial.state)
+        assert GAME.outcome(trial.state) is not None or GAME.to_act(trial.state) != []
 
 
 @settings(max_examples=40, deadline=None, database=None)
@@ -306,17 +309,18 @@ def test_moves_chosen_by_hypothesis_keep_every_invariant(seed: int, data: st.Dat
     def pick(n: int) -> int:
         return data.draw(st.integers(0, n - 1))
 
-    rng = MatchRng(seed.to_bytes(32, "big"))
-    state, events = ENGINE.new_match(4, {}, ctx(rng))
-    referee = Referee(events)
+    table, happened, rng = new_table(seed)
+    referee = Referee(happened)
     for _ in range(data.draw(st.integers(1, 120))):
         if referee.over:
             break
-        [seat] = ENGINE.to_act(state)
-        view = ENGINE.view(state, None)
+        [seat] = GAME.to_act(table.state)
+        view = GAME.view(table.state, None)
         assert sum(view["hand_counts"]) + len(view["line"]) == 28
         assert view["hand_counts"] == [len(hand) for hand in referee.hands]
-        assert view["scores"] == referee.scores
-        state, events = ENGINE.apply(state, seat, choose(ENGINE.view(state, seat), pick), ctx(rng))
-        assert conserved(state)
-        referee.follow(seat, events)
+        assert GAME.scores is not None and GAME.scores(table.state) == [
+            referee.scores[s % 2] for s in range(4)
+        ]
+        happened = play.act(GAME, table, seat, choose(GAME.view(table.state, seat), pick), ctx(rng))
+        assert conserved(table.state)
+        referee.follow(seat, happened)

@@ -1,8 +1,9 @@
 """What each seat may see: hidden hands never leak, and every view, event and
-action is exactly the JSON form of the proto messages."""
+action is exactly the JSON form of the proto messages (played through the kit)."""
 
 from __future__ import annotations
 
+import copy
 import random
 from collections.abc import Iterator
 from typing import Any
@@ -11,8 +12,10 @@ import pytest
 from google.protobuf import json_format
 from rodada.domino.v1 import domino_pb2
 
-from services.domino.engine import ENGINE
-from services.kit.engine import JSON, Event, RulesError
+from services.domino.game import GAME
+from services.kit import play
+from services.kit.engine import JSON, EndReason, Event, RulesError
+from services.kit.play import Happening, Table
 from services.kit.rng import MatchRng
 from tests.proto_shapes import assert_event_fits, assert_fits
 from tests.rigged import ctx
@@ -55,18 +58,24 @@ def sees(event: Event, viewer: int | None) -> bool:
     return event.audience is None or (viewer is not None and viewer in event.audience)
 
 
-def random_steps(seed: int) -> Iterator[tuple[JSON, int, JSON, JSON, list[Event]]]:
-    """The start (seat -1, no action) and then every play of a random match."""
+def game_events(happened: list[Happening]) -> list[Event]:
+    assert all(isinstance(e, Event) for e in happened), "no kit notice while playing"
+    return [e for e in happened if isinstance(e, Event)]
+
+
+def random_steps(seed: int) -> Iterator[tuple[JSON, int, JSON, Table, list[Event]]]:
+    """The start (seat -1, no action) and then every play of a random match:
+    the state before, the seat, its action, the table after, the events."""
     rng = MatchRng(seed.to_bytes(32, "big"))
     moves = random.Random(seed)
-    state, events = ENGINE.new_match(4, {}, ctx(rng))
-    yield state, -1, {}, state, events
-    while ENGINE.result(state) is None:
-        [seat] = ENGINE.to_act(state)
-        action = choose(ENGINE.view(state, seat), moves.randrange)
-        after, events = ENGINE.apply(state, seat, action, ctx(rng))
-        yield state, seat, action, after, events
-        state = after
+    table, happened = play.start(GAME, 4, {}, ctx(rng))
+    yield copy.deepcopy(table.state), -1, {}, table, game_events(happened)
+    while GAME.outcome(table.state) is None:
+        [seat] = GAME.to_act(table.state)
+        action = choose(GAME.view(table.state, seat), moves.randrange)
+        before = copy.deepcopy(table.state)
+        happened = play.act(GAME, table, seat, action, ctx(rng))
+        yield before, seat, action, table, game_events(happened)
 
 
 def tile_texts(tile: Tile) -> list[str]:
@@ -78,13 +87,15 @@ def test_no_view_event_or_error_shows_another_seats_tiles_before_the_reveal() ->
     checked_hidden = own_seen = errors = 0
     messages: dict[str, set[str]] = {}
     for seed in range(30):
-        for before, actor, _, after, events in random_steps(seed):
+        for before, actor, _, table, events in random_steps(seed):
+            after = table.state
             now = hands_of(after)
             for viewer in VIEWERS:
-                view = ENGINE.view(after, viewer)
+                view = GAME.view(after, viewer)
                 if "opening_tile" in view:
                     assert view["opening_tile"] == {"a": 6, "b": 6}
-                    assert view["round"] == 1 and view["line"] == [] and (6, 6) in now[view["to_act"]]
+                    [opener] = GAME.to_act(after)
+                    assert view["round"] == 1 and view["line"] == [] and (6, 6) in now[opener]
                 shown, hidden = tiles_in(view), hidden_from(now, viewer)
                 assert not shown & hidden, (viewer, shown & hidden)
                 checked_hidden += len(hidden)
@@ -97,7 +108,7 @@ def test_no_view_event_or_error_shows_another_seats_tiles_before_the_reveal() ->
             for event in events:
                 if event.kind == "played":
                     hands[actor].discard(tiles_in(event.data).pop())
-                if event.kind in ("round_ended", "match_ended"):
+                if event.kind == "round_ended":
                     hands = now  # every hand is revealed; what follows is the next deal
                     continue
                 for viewer in VIEWERS:
@@ -106,15 +117,15 @@ def test_no_view_event_or_error_shows_another_seats_tiles_before_the_reveal() ->
                 if event.kind == "dealt":
                     assert event.audience == (event.data["seat"],)
 
-            if ENGINE.result(after) is not None:
+            if GAME.outcome(after) is not None:
                 continue
-            [seat] = ENGINE.to_act(after)
+            [seat] = GAME.to_act(after)
             other = random.Random(seed).choice([s for s in range(4) if s != seat])
             for a, b in now[other]:
                 # The seat to act tries another's tile; the other seat tries it out of turn.
                 for who in (seat, other):
                     with pytest.raises(RulesError) as caught:
-                        ENGINE.apply(after, who, {"play": {"tile": {"a": a, "b": b}}}, ctx())
+                        play.act(GAME, copy.deepcopy(table), who, {"play": {"tile": {"a": a, "b": b}}}, ctx())
                     error = caught.value
                     text = f"{error.code} {error.message} {error}"
                     assert not any(t in text for h in hidden_from(now, who) for t in tile_texts(h))
@@ -127,8 +138,8 @@ def test_no_view_event_or_error_shows_another_seats_tiles_before_the_reveal() ->
 
 
 def test_a_spectator_sees_no_hand_and_no_private_event() -> None:
-    for _, _, _, after, events in random_steps(7):
-        view = ENGINE.view(after, None)
+    for _, _, _, table, events in random_steps(7):
+        view = GAME.view(table.state, None)
         assert view["hand"] == [] and view["playable"] == [] and "seat" not in view
         assert all(event.audience is None for event in events if event.kind != "dealt")
         assert all(event.audience is not None for event in events if event.kind == "dealt")
@@ -141,32 +152,34 @@ def wire(action: JSON) -> JSON:
 
 
 def test_every_view_event_and_action_fits_the_proto() -> None:
-    ends_seen = {"completed": 0, "forfeit": 0, "inactivity": 0}
+    ends_seen = dict.fromkeys(EndReason, 0)
     for seed in range(16):
         rng = MatchRng(seed.to_bytes(32, "big"))
         moves = random.Random(seed)
-        state, events = ENGINE.new_match(4, {}, ctx(rng))
+        table, happened = play.start(GAME, 4, {}, ctx(rng))
         stop = moves.choice([None, None, moves.randrange(1, 60)])
         steps = 0
         while True:
-            for event in events:
-                assert_event_fits(domino_pb2.Event, event)
+            for event in happened:
+                if isinstance(event, Event):
+                    assert_event_fits(domino_pb2.Event, event)
             for viewer in VIEWERS:
-                assert_fits(domino_pb2.View, ENGINE.view(state, viewer))
-            if ENGINE.result(state) is not None:
+                assert_fits(domino_pb2.View, GAME.view(table.state, viewer))
+            if GAME.outcome(table.state) is not None:
                 break
-            [seat] = ENGINE.to_act(state)
+            [seat] = GAME.to_act(table.state)
             if steps == stop:
                 if seed % 2:
-                    state, events = ENGINE.leave(state, moves.randrange(4), ctx(rng))
+                    happened = play.leave(GAME, table, moves.randrange(4), ctx(rng))
                 else:
                     claim = wire({"claim_inactivity": {}})
-                    state, events = ENGINE.apply(state, (seat + 1) % 4, claim, ctx(rng, 1120.0, 1000.0))
+                    now = table.idle_since + 120.0
+                    happened = play.act(GAME, table, (seat + 1) % 4, claim, ctx(rng, now=now))
                 continue
-            action = wire(choose(ENGINE.view(state, seat), moves.randrange))
-            state, events = ENGINE.apply(state, seat, action, ctx(rng))
+            action = wire(choose(GAME.view(table.state, seat), moves.randrange))
+            happened = play.act(GAME, table, seat, action, ctx(rng))
             steps += 1
-        result = ENGINE.result(state)
+        result = GAME.outcome(table.state)
         assert result is not None
         ends_seen[result.reason] += 1
     assert all(ends_seen.values()), ends_seen
