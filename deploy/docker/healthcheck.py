@@ -4,9 +4,11 @@ Which process runs is read from PID 1's command line (``python -m gateway`` or
 ``python -m services.<game>.service``), or given as the first argument
 (``gateway`` or a game name). The gateway must answer ``GET /healthz`` with 200
 (it pings Redis); a game service must answer the standard gRPC health check
-with SERVING. Ports follow the same variables as the processes themselves.
-Kubernetes ignores HEALTHCHECK (the manifests declare their own probes); this
-serves ``docker run`` and Compose.
+with SERVING. Ports follow the processes' own rules: ``GATEWAY_PORT`` (else
+8000) for the gateway; ``GRPC_PORT``, else the gRPC port the game declares
+(``GAME.ports``, found by ``services.kit.game.discover()`` in the packages of
+``GAME_PACKAGES``), for a game. Kubernetes ignores HEALTHCHECK (the manifests
+declare their own probes); this serves ``docker run`` and Compose.
 """
 
 from __future__ import annotations
@@ -53,13 +55,25 @@ def check_gateway() -> bool:
         return bool(reply.status == 200)
 
 
+def game_grpc_port(game: str) -> int:
+    """Where the game's service listens: GRPC_PORT as the service reads it
+    (empty = unset), else the port the game declares."""
+    configured = os.environ.get("GRPC_PORT", "").strip()
+    if configured:
+        return int(configured)
+    from services.kit.game import discover, packages_from
+
+    games = discover(packages_from(os.environ.get("GAME_PACKAGES", "")))
+    if game not in games:
+        raise LookupError(f"no game {game!r} (games: {', '.join(games) or 'none'})")
+    return games[game].ports[0]
+
+
 def check_game(game: str) -> bool:
     import grpc
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-    from services.kit.settings import GAME_PORTS
-
-    port = os.environ.get(f"{game.upper()}_GRPC_PORT") or str(GAME_PORTS[game][0])
+    port = game_grpc_port(game)
     with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
         reply = health_pb2_grpc.HealthStub(channel).Check(
             health_pb2.HealthCheckRequest(service=""), timeout=TIMEOUT_SECONDS

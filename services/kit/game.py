@@ -174,8 +174,10 @@ class Game:
 
 
 def parse(message_cls: type[Message], data: Any, code: str) -> Message:
-    """JSON (a dict) or an already built message → the message; InvalidAction otherwise."""
+    """JSON (a dict) or an already decoded message → the message, strictly;
+    InvalidAction otherwise."""
     if isinstance(data, message_cls):
+        _defined(data, code)
         return data
     message = message_cls()
     if not isinstance(data, dict):
@@ -186,6 +188,19 @@ def parse(message_cls: type[Message], data: Any, code: str) -> Message:
         raise InvalidAction(code, str(exc)) from None
     _strict(message, data, code)
     return message
+
+
+def _defined(message: Message, code: str) -> None:
+    """A decoded message's enums are values their enum has (proto3 keeps
+    any number it was sent)."""
+    for member, value in message.ListFields():
+        if member.enum_type is not None:
+            for number in value if member.is_repeated else [value]:
+                if number not in member.enum_type.values_by_number:
+                    raise InvalidAction(code, f"{member.name}: {number} is not a {member.enum_type.name}")
+        elif member.message_type is not None and not member.message_type.GetOptions().map_entry:
+            for item in value if member.is_repeated else [value]:
+                _defined(item, code)
 
 
 def _strict(message: Message, data: Any, code: str) -> None:

@@ -38,9 +38,11 @@ _GAUGE_PERIOD_SECONDS = 15.0
 # Keepalive both ways: the server pings idle connections (a dead client or a
 # proxy's idle cut shows up within a minute) and lets clients ping it as often
 # as every 10 s, even with no call in flight (a feed that sees no event for
-# minutes is still a call in flight). Connections are recycled after an hour
-# so clients re-resolve and spread over new replicas (the grace covers any
-# feed then open: it resumes from its last event id).
+# minutes is still a call in flight). Connections are recycled every five
+# minutes: clients re-resolve then (gRPC's DNS resolver does not poll), so
+# replicas the autoscaler adds get their share within minutes. A stream open
+# at that moment keeps its connection for up to an hour more (the grace);
+# past that, a feed resumes from its last event id.
 SERVER_OPTIONS: list[tuple[str, int]] = [
     ("grpc.so_reuseport", 0),  # a second process on our port must fail to start, not share it
     ("grpc.keepalive_time_ms", 30_000),
@@ -48,7 +50,7 @@ SERVER_OPTIONS: list[tuple[str, int]] = [
     ("grpc.keepalive_permit_without_calls", 1),
     ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
     ("grpc.http2.max_pings_without_data", 0),
-    ("grpc.max_connection_age_ms", 3_600_000),
+    ("grpc.max_connection_age_ms", 300_000),
     ("grpc.max_connection_age_grace_ms", 3_600_000),
 ]
 

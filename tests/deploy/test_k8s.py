@@ -5,7 +5,12 @@ and every resource is validated offline against the Kubernetes schemas
 (kubernetes-validate, strict). Then the rules each workload must follow are
 checked on the built output, the NetworkPolicies are evaluated as a small
 policy engine would, and the Dockerfile is checked statically (no Docker
-engine here); its HEALTHCHECK script runs against the real platform."""
+engine here); its HEALTHCHECK script runs against the real platform.
+
+The games are the ones the code declares (``services.kit.game.discover()``),
+each on its own ports (``GAME.ports``); the manifests list them once, in
+deploy/k8s/base/games/kustomization.yaml, and every test below holds the
+rest of deploy/ to that list."""
 
 from __future__ import annotations
 
@@ -23,9 +28,12 @@ from typing import Any
 
 import kubernetes_validate
 import pytest
+import yaml
 from kubernetes_validate.utils import SchemaNotFoundError
 
-from services.kit.settings import GAME_PORTS
+from gateway.settings import GatewaySettings, MatchmakingSettings
+from services.kit.game import discover, service_modules
+from services.kit.settings import ServiceSettings
 from tests.deploy import DEPLOY, REPO, by_kind, kustomize
 from tools.redis_server import free_port
 from tools.stack import Stack
@@ -49,22 +57,59 @@ def k8s_name(game: str) -> str:
     return game.replace("_", "-")
 
 
-GAMES = {k8s_name(game): game for game in GAME_PORTS}  # Deployment name → Python package
+DECLARED = discover()  # the games the code declares: name → Game (its ports among its facts)
+MODULES = service_modules()  # name → the module `python -m` runs
+GAMES = {k8s_name(game): game for game in DECLARED}  # Deployment name → game name (= Python package)
 WORKLOADS = ["gateway", *GAMES]
+GAMES_LIST = K8S / "base" / "games" / "kustomization.yaml"  # the one list of games
+
+
+def ports_of(deployment_name: str) -> tuple[int, int]:
+    """(gRPC, metrics) ports the game declares."""
+    return DECLARED[GAMES[deployment_name]].ports
+
+
+def env_names(settings: type[Any]) -> set[str]:
+    """The variables a pydantic-settings class reads: its fields upper-cased,
+    after its env_prefix (no aliases are used)."""
+    prefix = settings.model_config.get("env_prefix", "")
+    return {f"{prefix}{name}".upper() for name in settings.model_fields}
+
+
+READ_BY_THE_CODE = env_names(ServiceSettings) | env_names(GatewaySettings) | env_names(MatchmakingSettings)
 
 
 def build(overlay: str) -> list[dict[str, Any]]:
     return kustomize(K8S / "overlays" / overlay)
 
 
-def config(resources: list[dict[str, Any]]) -> dict[str, str]:
-    (configmap,) = [
-        c
-        for c in by_kind(resources, "ConfigMap").values()
-        if c["metadata"]["name"].startswith("rodada-config")
+def configmap(resources: list[dict[str, Any]], name: str) -> dict[str, Any]:
+    """The generated ConfigMap ``name`` (its built name carries a hash)."""
+    (found,) = [
+        c for c in by_kind(resources, "ConfigMap").values() if c["metadata"]["name"].startswith(f"{name}-")
     ]
-    data: dict[str, str] = configmap["data"]
+    return found
+
+
+def config(resources: list[dict[str, Any]]) -> dict[str, str]:
+    data: dict[str, str] = configmap(resources, "rodada-config")["data"]
     return data
+
+
+def games_setting(resources: list[dict[str, Any]]) -> dict[str, str]:
+    """GAMES as the gateway reads it: game name → host:port."""
+    value = configmap(resources, "rodada-games")["data"]["GAMES"]
+    return GatewaySettings(games=value).game_addresses
+
+
+def overlay_domain(overlay: str) -> str:
+    """The domain an overlay appends to every Ingress host (its rodada-domain)."""
+    kustomization = yaml.safe_load((K8S / "overlays" / overlay / "kustomization.yaml").read_text())
+    (generator,) = [g for g in kustomization["configMapGenerator"] if g["name"] == "rodada-domain"]
+    (literal,) = generator["literals"]
+    key, _, domain = literal.partition("=")
+    assert key == "domain"
+    return str(domain)
 
 
 def container_of(deployment: dict[str, Any]) -> dict[str, Any]:
@@ -176,12 +221,15 @@ def test_workload(overlay: str, workload: str) -> None:
         assert settings["PLATFORM_GRPC_PORT"] == str(GATEWAY_GRPC_PORT)
         metrics_port = GATEWAY_HTTP_PORT
     else:
-        package = GAMES[workload]
-        assert container["args"] == [f"services.{package}.service"]
-        assert (REPO / "services" / package / "__init__.py").exists()
-        grpc_port, metrics_port = GAME_PORTS[package]
+        game = GAMES[workload]
+        assert container["args"] == [MODULES[game]]
+        grpc_port, metrics_port = ports_of(workload)
         assert ports == {"grpc": grpc_port, "metrics": metrics_port}
         assert pod_labels["app.kubernetes.io/component"] == "game"
+        # The service listens on the ports its game declares: nothing may
+        # move it (no GRPC_PORT / METRICS_PORT for every game to share).
+        variables = {e["name"] for e in container.get("env", [])} | set(settings)
+        assert not variables & {"GRPC_PORT", "METRICS_PORT", "GRPC_HOST"}, variables
     annotations = spec["template"]["metadata"]["annotations"]
     assert annotations["prometheus.io/scrape"] == "true"
     assert annotations["prometheus.io/port"] == str(metrics_port)
@@ -195,7 +243,7 @@ def test_workload(overlay: str, workload: str) -> None:
             assert probe["httpGet"]["path"] == ("/livez" if probe_name == "livenessProbe" else "/healthz")
             assert probe["httpGet"]["port"] in ("http", GATEWAY_HTTP_PORT)
         else:
-            assert probe["grpc"]["port"] == GAME_PORTS[GAMES[workload]][0]
+            assert probe["grpc"]["port"] == ports_of(workload)[0]
     if workload != "gateway":
         assert container["readinessProbe"]["grpc"]["service"] == MATCH_SERVICE
 
@@ -231,11 +279,14 @@ def test_workload(overlay: str, workload: str) -> None:
     drain = int(settings["DRAIN_SECONDS"])
     assert pod["terminationGracePeriodSeconds"] > pre_stop_seconds + drain
 
-    # Settings from the ConfigMap; the JWT keys mounted read-only from Secrets
-    # at RODADA_KEYS_DIR: the signing key for the gateway only, the public
-    # keys (current + previous during a rotation) for every process.
-    (source,) = container["envFrom"]
-    assert source["configMapRef"]["name"] in by_kind(resources, "ConfigMap")
+    # Settings from the ConfigMaps: the shared one for every process, the
+    # games' addresses (GAMES) for the gateway only. The JWT keys mounted
+    # read-only from Secrets at RODADA_KEYS_DIR: the signing key for the
+    # gateway only, the public keys (current + previous during a rotation)
+    # for every process.
+    sources = [source["configMapRef"]["name"] for source in container["envFrom"]]
+    expected_sources = ["rodada-config", "rodada-games"] if workload == "gateway" else ["rodada-config"]
+    assert sources == [configmap(resources, name)["metadata"]["name"] for name in expected_sources]
     (keys_mount,) = [m for m in container["volumeMounts"] if m["mountPath"] == settings["RODADA_KEYS_DIR"]]
     assert keys_mount["readOnly"] is True
     keys_volume = volumes[keys_mount["name"]]
@@ -244,12 +295,17 @@ def test_workload(overlay: str, workload: str) -> None:
     assert keys_volume.get("secret", keys_volume.get("projected", {}))["defaultMode"] == 0o440
     assert not any("KEY" in e["name"] for e in container.get("env", [])), "keys come from files, not env"
 
-    # Its Service, autoscaler and disruption budget.
+    # Its Service, autoscaler and disruption budget. A game's Service is
+    # headless: its name resolves to every ready pod, which the gateway's
+    # round_robin channel (dns:///) spreads calls over.
     service = by_kind(resources, "Service")[workload]
     assert service["spec"]["selector"] and selects({"matchLabels": service["spec"]["selector"]}, pod_labels)
     service_ports = {p["name"]: (p["port"], p["targetPort"]) for p in service["spec"]["ports"]}
     for name, port in ports.items():
         assert service_ports[name] == (port, name)
+    if workload != "gateway":
+        assert service["spec"]["clusterIP"] == "None"
+        assert service["metadata"]["labels"]["rodada/game"] == GAMES[workload]
 
     hpas = [
         h
@@ -289,22 +345,68 @@ def test_only_rodada_and_redis_workloads(overlay: str) -> None:
 
 @pytest.mark.parametrize("overlay", OVERLAYS)
 def test_config_names_only_variables_the_code_reads(overlay: str) -> None:
+    """Every variable the ConfigMaps set is a field of ServiceSettings,
+    GatewaySettings or MatchmakingSettings (pydantic reads FIELD_NAME), or
+    read by a third party; nothing of the old per-game variables."""
     resources = build(overlay)
-    settings = config(resources)
-    sources = "".join(
-        (REPO / path).read_text()
-        for path in ("services/kit/settings.py", "services/kit/tokens.py", "gateway/settings.py")
-    )
     third_party = {"FORWARDED_ALLOW_IPS"}  # read by uvicorn, the gateway's server
-    per_game = re.compile(rf"^({'|'.join(g.upper() for g in GAME_PORTS)})_(ADDR|GRPC_PORT|METRICS_PORT)$")
-    for key in settings:
-        assert f'"{key}"' in sources or per_game.match(key) or key in third_party, f"{key}: read by nothing"
-    # Every game is reachable by the gateway at its Service.
+    generated = [configmap(resources, name) for name in ("rodada-config", "rodada-games")]
+    for data in (c["data"] for c in generated):
+        for key in data:
+            assert key in READ_BY_THE_CODE or key in third_party, f"{key}: read by nothing"
+    settings = config(resources)
+    assert {"REDIS_URL", "REDIS_CLUSTER", "DRAIN_SECONDS", "RODADA_KEYS_DIR"} <= set(settings)
+    assert "GAMES" not in settings, "GAMES comes from the list of games (rodada-games), nowhere else"
+    # The ConfigMaps that are not settings: none but Redis's own config.
+    others = {c["metadata"]["name"] for c in by_kind(resources, "ConfigMap").values() if c not in generated}
+    assert others <= {"redis-config"}, others
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_games_names_every_game_at_its_service(overlay: str) -> None:
+    """GAMES (what the gateway calls) has every game the code declares, each
+    at its headless Service's name and gRPC port, which is the game's own."""
+    resources = build(overlay)
     services = by_kind(resources, "Service")
-    for name, package in GAMES.items():
-        host, port = settings[f"{package.upper()}_ADDR"].rsplit(":", 1)
-        assert host == name and int(port) in {p["port"] for p in services[name]["spec"]["ports"]}
-    assert {"REDIS_URL", "REDIS_CLUSTER", "DRAIN_SECONDS"} <= set(settings)
+    addresses = games_setting(resources)
+    assert set(addresses) == set(DECLARED)
+    for name, address in addresses.items():
+        host, _, port = address.rpartition(":")
+        service = services[host]
+        assert host == k8s_name(name) and service["metadata"]["labels"]["rodada/game"] == name
+        assert service["spec"]["clusterIP"] == "None"
+        grpc_port = {p["name"]: p["port"] for p in service["spec"]["ports"]}["grpc"]
+        assert int(port) == grpc_port == DECLARED[name].ports[0]
+
+
+def test_the_games_are_listed_in_one_file() -> None:
+    """deploy/k8s/base/games/kustomization.yaml is the list: its resources
+    (one folder per game) and GAMES agree with each other and with the code,
+    and no other manifest (nor the alerts and the dashboard) names a game —
+    so adding one is its folder plus its line there."""
+    listing = yaml.safe_load(GAMES_LIST.read_text())
+    folders = listing["resources"]
+    assert sorted(folders) == sorted(GAMES), "one folder per game the code declares"
+    for folder in folders:
+        assert (GAMES_LIST.parent / folder / "service.yaml").exists()
+    (generator,) = listing["configMapGenerator"]
+    assert generator["name"] == "rodada-games"
+    (literal,) = generator["literals"]
+    key, _, value = literal.partition("=")
+    assert key == "GAMES"
+    addresses = GatewaySettings(games=value).game_addresses
+    assert addresses == {name: f"{k8s_name(name)}:{game.ports[0]}" for name, game in DECLARED.items()}
+    # Nothing else in the manifests or the monitoring names a game.
+    names = {*DECLARED, *GAMES}
+    word = re.compile(
+        rf"(?<![\w-])({'|'.join(map(re.escape, sorted(names, key=len, reverse=True)))})(?![\w-])"
+    )
+    games_folder = GAMES_LIST.parent
+    for path in [*K8S.rglob("*"), *(DEPLOY / "observability").rglob("*")]:
+        if path.suffix not in {".yaml", ".json"} or path == GAMES_LIST or games_folder in path.parents:
+            continue
+        found = sorted(set(word.findall(path.read_text())))
+        assert not found, f"{path.relative_to(DEPLOY)} names {found}: list games only in {GAMES_LIST.name}"
 
 
 def test_dev_runs_redis_in_cluster_with_aof_on_a_volume() -> None:
@@ -354,11 +456,13 @@ def test_prod_has_no_redis_in_cluster_and_points_at_an_external_one() -> None:
 
 @dataclass(frozen=True)
 class Endpoint:
-    """A pod (namespace + labels) or an address outside the cluster (ip)."""
+    """A pod (namespace + labels + its named container ports) or an address
+    outside the cluster (ip)."""
 
     namespace: str | None
     labels: dict[str, str] = field(default_factory=dict, hash=False)
     ip: str | None = None
+    ports: dict[str, int] = field(default_factory=dict, hash=False)
 
 
 def _peer_matches(peer: dict[str, Any], policy_namespace: str, endpoint: Endpoint) -> bool:
@@ -381,7 +485,11 @@ def _peer_matches(peer: dict[str, Any], policy_namespace: str, endpoint: Endpoin
     return namespace_ok and pod_ok
 
 
-def _ports_match(rule_ports: list[dict[str, Any]] | None, port: int, protocol: str) -> bool:
+def _ports_match(
+    rule_ports: list[dict[str, Any]] | None, port: int, protocol: str, destination: Endpoint
+) -> bool:
+    """A named port (ingress or egress rule alike) is the destination pod's
+    container port of that name; it matches nothing outside the cluster."""
     if not rule_ports:
         return True
     for entry in rule_ports:
@@ -389,7 +497,11 @@ def _ports_match(rule_ports: list[dict[str, Any]] | None, port: int, protocol: s
             continue
         if "port" not in entry:
             return True
-        assert isinstance(entry["port"], int), "named ports are not evaluated here"
+        if isinstance(entry["port"], str):
+            assert "endPort" not in entry, "endPort needs a numeric port"
+            if destination.ports.get(entry["port"]) == port:
+                return True
+            continue
         if entry["port"] <= port <= entry.get("endPort", entry["port"]):
             return True
     return False
@@ -424,7 +536,7 @@ def allowed(
                 peers_key not in rule
                 or any(_peer_matches(peer, p["metadata"]["namespace"], other) for peer in rule[peers_key])
             )
-            and _ports_match(rule.get("ports"), port, protocol)
+            and _ports_match(rule.get("ports"), port, protocol, destination)
             for p in applying
             for rule in p["spec"].get(rules_key, [])
         )
@@ -451,7 +563,14 @@ def pods(resources: list[dict[str, Any]]) -> dict[str, Endpoint]:
     found = {}
     for kind in ("Deployment", "StatefulSet"):
         for name, workload in by_kind(resources, kind).items():
-            found[name] = Endpoint(namespace, workload["spec"]["template"]["metadata"]["labels"])
+            template = workload["spec"]["template"]
+            ports = {
+                p["name"]: p["containerPort"]
+                for c in template["spec"]["containers"]
+                for p in c.get("ports", [])
+                if "name" in p
+            }
+            found[name] = Endpoint(namespace, template["metadata"]["labels"], ports=ports)
     return found
 
 
@@ -485,7 +604,7 @@ def test_network_policies(overlay: str) -> None:
         ]["name"]
 
     for name, game in games.items():
-        grpc_port, metrics_port = GAME_PORTS[GAMES[name]]
+        grpc_port, metrics_port = ports_of(name)
         # Only the gateway and the ingress controller reach a game's gRPC port.
         assert allowed(policies, gateway, game, grpc_port)
         assert allowed(policies, ingress_controller, game, grpc_port)
@@ -499,6 +618,23 @@ def test_network_policies(overlay: str) -> None:
         # A game calls nothing but Redis and DNS.
         assert not allowed(policies, game, gateway, GATEWAY_HTTP_PORT)
         assert not allowed(policies, game, internet, 443)
+        # The gateway reaches a game's gRPC port only, not its metrics.
+        assert not allowed(policies, gateway, game, metrics_port)
+
+    # A game added later, on ports no game uses today, is covered as it is
+    # (the policies name ports, not numbers).
+    newcomer = Endpoint(
+        namespace,
+        {**next(iter(games.values())).labels, "app.kubernetes.io/name": "newcomer"},
+        ports={"grpc": 50123, "metrics": 9123},
+    )
+    assert allowed(policies, gateway, newcomer, 50123) and allowed(
+        policies, ingress_controller, newcomer, 50123
+    )
+    assert allowed(policies, prometheus, newcomer, 9123)
+    assert not allowed(policies, prometheus, newcomer, 50123) and not allowed(
+        policies, gateway, newcomer, 9123
+    )
 
     for port in (GATEWAY_HTTP_PORT, GATEWAY_GRPC_PORT):
         assert allowed(policies, ingress_controller, gateway, port)
@@ -535,31 +671,81 @@ def test_network_policies(overlay: str) -> None:
 # -- ingress ------------------------------------------------------------------------
 
 
+NGINX = "nginx.ingress.kubernetes.io/"
+LONG_STREAM_SECONDS = 3600  # feeds and streams live for a match; nginx's default cuts them at 60 s
+
+
 @pytest.mark.parametrize("overlay", OVERLAYS)
 def test_ingress_exposes_http_websocket_and_grpc(overlay: str) -> None:
     resources = build(overlay)
     services = by_kind(resources, "Service")
+    domain = overlay_domain(overlay)
+    ping = float(
+        config(resources).get("FEED_PING_SECONDS")
+        or GatewaySettings.model_fields["feed_ping_seconds"].default
+    )
     routes: dict[tuple[str, str], set[str]] = {}  # (service, port name) → {"HTTP"|"GRPC"}
+    hosts: dict[tuple[str, str], set[str]] = {}  # (service, port name) → hosts
+    secrets: list[str] = []
     for ingress in by_kind(resources, "Ingress").values():
         annotations = ingress["metadata"].get("annotations", {})
-        protocol = annotations.get("nginx.ingress.kubernetes.io/backend-protocol", "HTTP")
+        protocol = annotations.get(f"{NGINX}backend-protocol", "HTTP")
         assert ingress["spec"]["ingressClassName"] == "nginx"
         tls_hosts = {h for entry in ingress["spec"]["tls"] for h in entry["hosts"]}
+        secrets += [entry["secretName"] for entry in ingress["spec"]["tls"] if "secretName" in entry]
+        # Feeds (WebSocket) and streams (gRPC: FollowTable, Watch) stay open
+        # far longer than nginx's 60 s default: both directions get an hour,
+        # well past the WebSocket keepalive ping (FEED_PING_SECONDS).
+        for direction in ("read", "send"):
+            timeout = int(annotations[f"{NGINX}proxy-{direction}-timeout"])
+            assert timeout >= LONG_STREAM_SECONDS and timeout > ping, (ingress["metadata"]["name"], direction)
+        # WebSocket upgrades pass (ingress-nginx's default HTTP/1.1 with the
+        # Upgrade/Connection headers): nothing may turn them off.
+        assert annotations.get(f"{NGINX}proxy-http-version", "1.1") == "1.1"
+        assert f"{NGINX}connection-proxy-header" not in annotations
         for rule in ingress["spec"]["rules"]:
             assert rule["host"] in tls_hosts, "gRPC through ingress-nginx needs TLS (HTTP/2)"
+            assert rule["host"].endswith(f".{domain}"), (rule["host"], domain)
             for path in rule["http"]["paths"]:
                 backend = path["backend"]["service"]
-                port_names = {p["name"] for p in services[backend["name"]]["spec"]["ports"]}
+                service = services[backend["name"]]
+                port_names = {p["name"] for p in service["spec"]["ports"]}
                 assert backend["port"]["name"] in port_names
-                routes.setdefault((backend["name"], backend["port"]["name"]), set()).add(protocol)
-                if protocol == "HTTP":
-                    # WebSocket feeds stay open far longer than nginx's 60 s default.
-                    assert int(annotations["nginx.ingress.kubernetes.io/proxy-read-timeout"]) >= 3600
-    assert routes[("gateway", "http")] == {"HTTP"}
-    assert routes[("gateway", "grpc")] == {"GRPC"}
+                key = (backend["name"], backend["port"]["name"])
+                routes.setdefault(key, set()).add(protocol)
+                hosts.setdefault(key, set()).add(rule["host"])
+                if service["spec"].get("clusterIP") == "None":
+                    # ingress-nginx balances over the endpoints, which works
+                    # for a headless Service; service-upstream would need a
+                    # cluster IP.
+                    assert annotations.get(f"{NGINX}service-upstream", "false") == "false"
+    assert routes[("gateway", "http")] == {"HTTP"} and hosts[("gateway", "http")] == {f"api.{domain}"}
+    assert routes[("gateway", "grpc")] == {"GRPC"} and hosts[("gateway", "grpc")] == {f"grpc.{domain}"}
     for name in GAMES:
         assert routes[(name, "grpc")] == {"GRPC"}
+        assert hosts[(name, "grpc")] == {f"{name}.grpc.{domain}"}
     assert not any(port == "metrics" for _, port in routes), "metrics stay inside the cluster"
+    # cert-manager makes one Certificate per Ingress into the Secret it names,
+    # and refuses an Ingress whose Secret another Ingress's Certificate owns.
+    assert len(secrets) == len(set(secrets)), secrets
+    if overlay == "prod":
+        assert len(secrets) == len(by_kind(resources, "Ingress")), "every host has a certificate in prod"
+        for ingress in by_kind(resources, "Ingress").values():
+            assert ingress["metadata"]["annotations"]["cert-manager.io/cluster-issuer"]
+
+
+def test_overlays_differ_in_their_domain_only_by_one_value() -> None:
+    """Each overlay names its domain once (rodada-domain, local to the build:
+    not in the output) and every host follows from it."""
+    domains = {overlay: overlay_domain(overlay) for overlay in OVERLAYS}
+    assert len(set(domains.values())) == len(domains), domains
+    for overlay in OVERLAYS:
+        resources = build(overlay)
+        assert not [c for c in by_kind(resources, "ConfigMap") if c.startswith("rodada-domain")]
+        for ingress in by_kind(resources, "Ingress").values():
+            for rule in ingress["spec"]["rules"]:
+                prefix = rule["host"].removesuffix(f".{domains[overlay]}")
+                assert prefix in {"api", "grpc", *(f"{name}.grpc" for name in GAMES)}, rule["host"]
 
 
 # -- DRY: one template per kind of process ------------------------------------------
@@ -567,13 +753,21 @@ def test_ingress_exposes_http_websocket_and_grpc(overlay: str) -> None:
 
 def test_one_deployment_template_for_the_gateway_and_one_for_all_games() -> None:
     texts = {p.relative_to(K8S): p.read_text() for p in K8S.rglob("*.yaml")}
-    deployments = sorted(
-        str(path) for path, text in texts.items() if re.search(r"^kind: Deployment$", text, re.M)
-    )
-    assert deployments == ["base/gateway.yaml", "components/game/deployment.yaml"]
+
+    def defining(kind: str) -> list[str]:
+        return sorted(str(path) for path, text in texts.items() if re.search(rf"^kind: {kind}$", text, re.M))
+
+    assert defining("Deployment") == ["base/gateway.yaml", "components/game/deployment.yaml"]
+    assert defining("Ingress") == ["base/ingress.yaml", "components/game/ingress.yaml"]
     for name in GAMES:
         folder = K8S / "base" / "games" / name
         assert sorted(p.name for p in folder.iterdir()) == ["kustomization.yaml", "service.yaml"]
+        assert yaml.safe_load((folder / "kustomization.yaml").read_text()) == {
+            "apiVersion": "kustomize.config.k8s.io/v1beta1",
+            "kind": "Kustomization",
+            "resources": ["service.yaml"],
+            "components": ["../../../components/game"],
+        }
 
 
 # -- the image ----------------------------------------------------------------------
@@ -722,15 +916,21 @@ def run_healthcheck(component: str, env: dict[str, str]) -> subprocess.Completed
     )
 
 
-def test_healthcheck_script_against_the_real_platform(stack: Stack) -> None:
+def test_healthcheck_script_against_the_real_platform(yatzy_stack: Stack) -> None:
+    stack = yatzy_stack
     stack.gateway()
     stack.service("yatzy")
-    assert run_healthcheck("gateway", stack.env).returncode == 0
-    assert run_healthcheck("yatzy", stack.env).returncode == 0
+    # The stack puts each process on a free port: GATEWAY_PORT and GRPC_PORT
+    # say which, as they do to the processes themselves.
+    gateway_env = {**stack.env, "GATEWAY_PORT": str(stack.gateway_port)}
+    yatzy_env = {**stack.env, "GRPC_PORT": str(stack.grpc_ports["yatzy"])}
+    assert run_healthcheck("gateway", gateway_env).returncode == 0
+    assert run_healthcheck("yatzy", yatzy_env).returncode == 0
     nothing_there = str(free_port())
     failed = run_healthcheck("gateway", {**stack.env, "GATEWAY_PORT": nothing_there})
     assert failed.returncode == 1 and "unhealthy" in failed.stderr
-    assert run_healthcheck("yatzy", {**stack.env, "YATZY_GRPC_PORT": nothing_there}).returncode == 1
+    failed = run_healthcheck("yatzy", {**yatzy_env, "GRPC_PORT": nothing_there})
+    assert failed.returncode == 1 and "unhealthy: yatzy" in failed.stderr
 
 
 def test_dockerignore_matcher_itself() -> None:
@@ -740,11 +940,38 @@ def test_dockerignore_matcher_itself() -> None:
     assert Path(".dockerignore").name == ".dockerignore"
 
 
-def test_healthcheck_finds_the_component_from_the_command_line(tmp_path: Path) -> None:
+def load_healthcheck() -> Any:
     spec = importlib.util.spec_from_file_location("healthcheck", DEPLOY / "docker" / "healthcheck.py")
     assert spec and spec.loader
     healthcheck = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(healthcheck)
+    return healthcheck
+
+
+def test_healthcheck_takes_the_port_from_grpc_port_or_the_games_declaration(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    healthcheck = load_healthcheck()
+    monkeypatch.delenv("GRPC_PORT", raising=False)
+    monkeypatch.delenv("GAME_PACKAGES", raising=False)
+    for name, game in DECLARED.items():
+        assert healthcheck.game_grpc_port(name) == game.ports[0]
+    monkeypatch.setenv("GRPC_PORT", "")  # empty = unset, as for the service
+    assert healthcheck.game_grpc_port("yatzy") == DECLARED["yatzy"].ports[0]
+    monkeypatch.setenv("GRPC_PORT", "61234")
+    assert healthcheck.game_grpc_port("yatzy") == 61234
+    # Games in other packages (GAME_PACKAGES, as the launcher reads it).
+    monkeypatch.delenv("GRPC_PORT")
+    monkeypatch.setenv("GAME_PACKAGES", "services,tests.games")
+    assert healthcheck.game_grpc_port("nim") == discover(("tests.games",))["nim"].ports[0]
+    monkeypatch.delenv("GAME_PACKAGES")
+    with pytest.raises(LookupError):
+        healthcheck.game_grpc_port("nim")
+    assert "GAME_PORTS" not in (DEPLOY / "docker" / "healthcheck.py").read_text()
+
+
+def test_healthcheck_finds_the_component_from_the_command_line(tmp_path: Path) -> None:
+    healthcheck = load_healthcheck()
     cases = {
         ("python", "-m", "gateway"): "gateway",
         ("/opt/venv/bin/python", "-m", "services.bozu_mekuri.service"): "bozu_mekuri",

@@ -3,8 +3,10 @@
 Every PromQL expression (each alert, each dashboard target) parses with
 promql-parser; every metric they use is exported by a real gateway or game
 service — read from its /metrics after a short Yatzy game through the
-platform; the labels they group and match
-on exist on those metrics; route values they match exist in the scrape."""
+platform (HTTP, and the gateway's gRPC face); the labels they group and match
+on exist on those metrics; route, method, op and service values they match
+exist in the scrape. Every alert links its runbook (a section of
+deploy/README.md that exists) and every panel says how to read it."""
 
 from __future__ import annotations
 
@@ -13,7 +15,9 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
+import grpc
 import httpx
 import kubernetes_validate
 import promql_parser
@@ -21,11 +25,13 @@ import pytest
 import yaml
 from prometheus_client.metrics import MetricWrapperBase
 from prometheus_client.parser import text_string_to_metric_families
+from rodada.common.v1 import match_pb2
+from rodada.platform.v1 import platform_pb2, platform_pb2_grpc
 
 import gateway.metrics
 import services.kit.metrics
 from tests.deploy import DEPLOY, by_kind, kustomize
-from tests.integration.http_client import register
+from tests.integration.http_client import ACTIVE, register
 from tools.stack import Stack
 
 OBSERVABILITY = DEPLOY / "observability"
@@ -40,6 +46,8 @@ TARGET_LABELS = {
 }  # fmt: skip
 # The client library's process collector (same on every process), no labels.
 PROCESS_METRICS = ("process_start_time_seconds", "process_cpu_seconds_total", "process_resident_memory_bytes")
+# Series Prometheus itself records for every target (target labels only).
+PROMETHEUS_SERIES = ("up",)
 
 # Grafana variables, replaced by sample values before parsing a target.
 GRAFANA_VARIABLES = {"$__rate_interval": "5m", "$__interval": "1m", "$namespace": "rodada", "$game": ".*"}
@@ -52,20 +60,39 @@ SUFFIXES = {
 }
 
 REQUIRED_ALERTS = {
-    "RodadaGrpcErrorRatioHigh",  # high error ratio (gRPC)
+    "RodadaGrpcErrorRatioHigh",  # high error ratio (gRPC: games, and the gateway's face for mobile)
     "RodadaHttpErrorRatioHigh",  # high error ratio (HTTP)
     "RodadaActionLatencyHigh",  # p99 action latency
     "RodadaRedisUnreachable",
     "RodadaMatchmakingWaitHigh",
     "RodadaTimersFallingBehind",
     "RodadaPodRestarting",
+    "RodadaComponentDown",
 }
 REQUIRED_DASHBOARD_METRICS = {
     "rodada_active_matches", "rodada_actions_total", "rodada_grpc_request_seconds",
     "rodada_http_request_seconds", "rodada_grpc_requests_total", "rodada_http_requests_total",
     "rodada_matchmaking_queue_length", "rodada_matchmaking_wait_seconds", "rodada_websocket_connections",
     "rodada_timers_fired_total", "rodada_forfeits_total", "rodada_redis_seconds",
+    "rodada_feeds_open", "rodada_feeds_refused_total", "rodada_watch_streams", "rodada_timer_lag_seconds",
 }  # fmt: skip
+
+# A server-side failure (refusals by the rules are normal play).
+ERROR_CODES = {"INTERNAL", "UNKNOWN", "UNAVAILABLE", "DEADLINE_EXCEEDED", "DATA_LOSS"}
+# The gateway's gRPC face records its calls as this service (mobile apps).
+PLATFORM_SERVICE = "platform"
+README = DEPLOY / "README.md"
+
+
+def streaming_methods() -> set[str]:
+    """Every streaming RPC of the game services and of the gateway's face:
+    these end UNAVAILABLE "draining" whenever a pod stops."""
+    found = set()
+    for module, service in ((match_pb2, "MatchService"), (platform_pb2, "PlatformService")):
+        for method in module.DESCRIPTOR.services_by_name[service].methods:
+            if method.server_streaming or method.client_streaming:
+                found.add(method.name)
+    return found
 
 
 # -- the expressions ------------------------------------------------------------------
@@ -167,6 +194,38 @@ def test_every_expression_parses(where: str, expr: str) -> None:
     promql_parser.parse(expr)
 
 
+def github_anchors(markdown: str) -> set[str]:
+    """The fragments a Markdown file answers to on GitHub (and GitLab): each
+    heading's slug (lower case, punctuation dropped, spaces to hyphens, -1,
+    -2… for repeats) and explicit <a id/name> anchors."""
+    anchors = set(re.findall(r'<a (?:id|name)="([^"]+)"', markdown))
+    counts: dict[str, int] = {}
+    fenced = False
+    for line in markdown.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        heading = None if fenced else re.match(r"^#{1,6}\s+(.+?)\s*#*\s*$", line)
+        if not heading:
+            continue
+        text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading.group(1))  # [text](url) → text
+        slug = re.sub(r"[^\w\- ]", "", text.lower()).replace(" ", "-")
+        count = counts.get(slug, 0)
+        counts[slug] = count + 1
+        anchors.add(slug if count == 0 else f"{slug}-{count}")
+    return anchors
+
+
+def runbook_base() -> str:
+    """Where every runbook_url points: deploy/README.md of the repository
+    named once in deploy/observability/kustomization.yaml."""
+    kustomization = yaml.safe_load((OBSERVABILITY / "kustomization.yaml").read_text())
+    (generator,) = [g for g in kustomization["configMapGenerator"] if g["name"] == "rodada-runbooks"]
+    (literal,) = generator["literals"]
+    key, _, value = literal.partition("=")
+    assert key == "readme"
+    return str(value)
+
+
 def test_required_alerts_and_their_shape() -> None:
     rules = alert_rules()
     names = [r["alert"] for r in rules]
@@ -175,12 +234,117 @@ def test_required_alerts_and_their_shape() -> None:
     for rule in rules:
         assert rule["labels"]["severity"] in ("page", "ticket"), rule["alert"]
         assert rule["annotations"]["summary"] and rule["annotations"]["description"]
-        assert rule["annotations"]["runbook"].startswith("deploy/README.md#")
-        anchor = rule["annotations"]["runbook"].split("#", 1)[1]
-        readme = (DEPLOY / "README.md").read_text()
-        assert f'<a id="{anchor}"></a>' in readme, f"{rule['alert']}: no runbook section #{anchor}"
         if "for" in rule:
             assert re.fullmatch(r"\d+[smh]", rule["for"])
+
+
+def test_every_alert_links_its_runbook_section() -> None:
+    """runbook_url: an absolute URL (Alertmanager, Grafana and pagers show it
+    as a link from their own pages, where a relative path would point at
+    themselves) to the alert's own section of deploy/README.md, which exists.
+    The file's URLs and the built rules' agree with the one base URL."""
+    base = runbook_base()
+    assert urlsplit(base).scheme == "https" and base.endswith("/deploy/README.md"), base
+    anchors = github_anchors(README.read_text())
+    (source,) = yaml.safe_load_all((OBSERVABILITY / "prometheusrule.yaml").read_text())
+    written = [r for group in source["spec"]["groups"] for r in group["rules"]]
+    for rules in (alert_rules(), written):
+        for rule in rules:
+            annotations = rule["annotations"]
+            assert "runbook" not in annotations, f"{rule['alert']}: runbook_url, not a repository path"
+            url, _, anchor = annotations["runbook_url"].partition("#")
+            assert url == base, (rule["alert"], url)
+            assert anchor == rule["alert"].lower(), (
+                f"{rule['alert']}: its own section, #{rule['alert'].lower()}"
+            )
+            assert anchor in anchors, f"{rule['alert']}: deploy/README.md has no section #{anchor}"
+
+
+def test_every_panel_says_what_it_shows() -> None:
+    board = dashboard()
+    assert board["description"]
+    for panel in panels(board):
+        if panel["type"] != "row":
+            description = panel.get("description", "")
+            assert len(description) >= 60, (
+                f"panel {panel['title']!r}: describe what it shows and how to read it"
+            )
+            for target in panel["targets"]:
+                assert target.get("legendFormat"), f"panel {panel['title']!r} target {target['refId']}"
+
+
+def error_ratio_expressions() -> list[tuple[str, str]]:
+    """Expressions that divide gRPC server errors by gRPC calls."""
+    found = []
+    for where, expr in all_expressions():
+        for selector in usage(expr).selectors:
+            codes = [v for label, op, v in selector.matchers if label == "code" and op == "Re"]
+            if (
+                selector.name == "rodada_grpc_requests_total"
+                and codes
+                and set(codes[0].split("|")) == ERROR_CODES
+            ):
+                found.append((where, expr))
+                break
+    return found
+
+
+def test_error_ratios_cover_mobile_and_leave_out_streams() -> None:
+    """The gRPC error ratios (alert and dashboard) count unary calls only —
+    every stream ends UNAVAILABLE "draining" when its pod stops, which is a
+    rollout, not an error — and the gateway's gRPC face (mobile apps) is in
+    them: the alert groups by service without leaving "platform" out, the
+    dashboard shows it on its own."""
+    streams = streaming_methods()
+    assert streams >= {"Watch", "FollowTable"}
+    ratios = error_ratio_expressions()
+    assert {where for where, _ in ratios} >= {"alert RodadaGrpcErrorRatioHigh"}
+    assert any(where.startswith("panel 'Error ratio'") for where, _ in ratios)
+    for where, expr in ratios:
+        for selector in usage(expr).selectors:
+            if selector.name != "rodada_grpc_requests_total":
+                continue
+            excluded = [v for label, op, v in selector.matchers if label == "method" and op == "NotRe"]
+            assert excluded and set(excluded[0].split("|")) == streams, (
+                f"{where}: leave out {sorted(streams)}"
+            )
+    (alert,) = [r for r in alert_rules() if r["alert"] == "RodadaGrpcErrorRatioHigh"]
+    assert "service" in {label for by, _ in usage(alert["expr"]).groupings for label in by}
+    assert PLATFORM_SERVICE not in alert["expr"], "the gateway's gRPC face is one of the services alerted on"
+    platform_ratio = [
+        where
+        for where, expr in ratios
+        if any(("service", "Equal", PLATFORM_SERVICE) in s.matchers for s in usage(expr).selectors)
+    ]
+    assert platform_ratio, "the dashboard's error ratio shows the gateway's gRPC face (mobile)"
+    # HTTP error ratios leave out what probes and Prometheus call (a draining
+    # gateway answers /healthz 503 on purpose).
+    for where, expr in all_expressions():
+        for selector in usage(expr).selectors:
+            statuses = [v for label, op, v in selector.matchers if label == "status" and op == "Re"]
+            if selector.name == "rodada_http_requests_total" and statuses == ["5.."]:
+                left_out = [v for label, op, v in selector.matchers if label == "route" and op == "NotRe"]
+                assert left_out and set(left_out[0].split("|")) >= {"/healthz", "/livez", "/metrics"}, where
+
+
+def test_dashboard_shows_feeds_and_the_gateways_redis() -> None:
+    by_title = {p["title"]: p for p in panels(dashboard()) if p["type"] != "row"}
+
+    def metrics_of(panel: dict[str, Any]) -> list[Selector]:
+        exprs = [e for where, e in dashboard_expressions() if where.startswith(f"panel {panel['title']!r}")]
+        return [s for expr in exprs for s in usage(expr).selectors]
+
+    def panels_using(name: str, *matcher: tuple[str, str, str]) -> list[str]:
+        return [
+            title
+            for title, panel in by_title.items()
+            if any(base_name(s.name) == name and set(matcher) <= set(s.matchers) for s in metrics_of(panel))
+        ]
+
+    assert panels_using("rodada_feeds_open"), "open feeds"
+    assert panels_using("rodada_feeds_refused_total"), "refused feeds"
+    gateway_redis = ("app_kubernetes_io_component", "Equal", "gateway")
+    assert [t for t in panels_using("rodada_redis_seconds", gateway_redis) if "latency" in t.lower()]
 
 
 def test_dashboard_covers_the_operations_view() -> None:
@@ -274,20 +438,28 @@ def scrape(url: str) -> Exported:
 
 
 @pytest.fixture(scope="module")
-async def exported(stack: Stack) -> dict[str, Exported]:
+async def exported(yatzy_stack: Stack) -> dict[str, Exported]:
     """The gateway's and the Yatzy service's /metrics after a solo Yatzy game
-    played through the HTTP API (the gateway calls the game over gRPC)."""
+    played through the HTTP API (the gateway calls the game over gRPC), and a
+    call to the gateway's gRPC face, as a mobile app makes."""
+    stack = yatzy_stack
     stack.service("yatzy")
     async with httpx.AsyncClient(base_url=stack.gateway(), timeout=15) as http:
         assert (await http.get("/healthz")).status_code == 200
         player = await register(http, "metrics")
         table = await player.create_table("yatzy", 1, {"card": "CLASSIC"})
         snap = await player.start(table["id"])
-        while snap["status"] == "ACTIVE":
+        assert snap["status"] == ACTIVE
+        while snap["status"] == ACTIVE:
             snap = await player.act(table["id"], snap["version"], {"roll": {}})
             best = max(snap["view"]["preview"], key=lambda p: p["points"])
             snap = await player.act(table["id"], snap["version"], {"score": {"box": best["box"]}})
         await http.get("/metrics")  # so the next scrape counts a /metrics request
+    async with grpc.aio.insecure_channel(stack.platform_grpc()) as channel:
+        games = await platform_pb2_grpc.PlatformServiceStub(channel).ListGames(
+            platform_pb2.ListGamesRequest(), timeout=10
+        )
+        assert games.ByteSize()
     return {"gateway": scrape(stack.gateway() + "/metrics"), "yatzy": scrape(stack.metrics_url("yatzy"))}
 
 
@@ -301,7 +473,7 @@ def base_name(sample_name: str) -> str:
 
 def declared_labels() -> dict[str, tuple[str, ...]]:
     """Label names of every metric the code declares (prometheus_client objects)."""
-    labels: dict[str, tuple[str, ...]] = {name: () for name in PROCESS_METRICS}
+    labels: dict[str, tuple[str, ...]] = {name: () for name in (*PROCESS_METRICS, *PROMETHEUS_SERIES)}
     for module in (services.kit.metrics, gateway.metrics):
         for value in vars(module).values():
             if isinstance(value, MetricWrapperBase):
@@ -311,7 +483,7 @@ def declared_labels() -> dict[str, tuple[str, ...]]:
 
 
 async def test_every_metric_used_is_exported_by_a_running_process(exported: dict[str, Exported]) -> None:
-    names_exported = set().union(*(e.sample_names() for e in exported.values()))
+    names_exported = set().union(*(e.sample_names() for e in exported.values())) | set(PROMETHEUS_SERIES)
     used = [(where, [s.name for s in usage(expr).selectors]) for where, expr in all_expressions()]
     used.append(("dashboard variables", variable_metrics()))
     missing = []
@@ -346,7 +518,9 @@ async def test_labels_used_exist_on_the_metrics(exported: dict[str, Exported]) -
 
 
 async def test_label_values_matched_exactly_exist(exported: dict[str, Exported]) -> None:
-    """route="...", method="..." and op="..." matchers name values the processes really use."""
+    """route="...", method="...", op="..." and service="..." matchers name
+    values the processes really use (service="platform": the gateway's gRPC
+    face records its calls)."""
     seen: dict[str, set[str]] = {}
     for e in exported.values():
         for label_sets in e.samples.values():
@@ -356,7 +530,7 @@ async def test_label_values_matched_exactly_exist(exported: dict[str, Exported])
     for where, expr in all_expressions():
         for selector in usage(expr).selectors:
             for label, op, value in selector.matchers:
-                if label in ("route", "method", "op") and op == "Equal":
+                if label in ("route", "method", "op", "service") and op in ("Equal", "NotEqual"):
                     assert value in seen.get(label, set()), f"{where}: {label}={value!r} never seen"
                 if label in ("route", "method", "op") and op == "Re":
                     for alternative in value.split("|"):

@@ -865,8 +865,10 @@ def test_an_idle_solo_match_expires() -> None:
         [],
     )
     assert early == table
-    fired, happened = play.fire_deadline(GAME, table, ctx(RiggedRng(), now=table.idle_since + 120))
-    assert (fired, happened) == ("DEADLINE_OUTCOME_EXPIRED", [])
+    idle_since = table.idle_since
+    fired, happened = play.fire_deadline(GAME, table, ctx(RiggedRng(), now=idle_since + 120))
+    # The kit tells the table why it ended: that notice is the match's final event.
+    assert (fired, happened) == ("DEADLINE_OUTCOME_EXPIRED", [Notice("EXPIRED", 0, since=idle_since)])
     # The kit's removal for inactivity: END_REASON_INACTIVITY (an idle solo match expired).
     assert result(table) == ([1], [0], EndReason.INACTIVITY, [0])
     assert all(die["hidden"] for die in view(table)["dice"])

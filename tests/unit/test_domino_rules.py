@@ -757,11 +757,12 @@ def test_malformed_actions_are_invalid(action: JSON, code: str) -> None:
 
 def test_an_end_number_the_enum_lacks_is_invalid_in_a_binary_action() -> None:
     """The JSON path refuses it (above); a binary Action, which the service
-    passes on as the message, may still carry it."""
+    passes on as the message, is checked by the kit the same way (proto3
+    keeps any enum number it is sent)."""
     message = domino_pb2.Action()
     message.play.tile.b = 5
     message.play.end = 7  # type: ignore[assignment]
-    refused(fives(), 0, message, "invalid_end", invalid=True)
+    refused(fives(), 0, message, "malformed_action", invalid=True)
 
 
 def test_the_proto_json_forms_of_numbers_are_accepted() -> None:
