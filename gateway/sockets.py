@@ -8,7 +8,7 @@ pushes items into a small outgoing queue, and a task drains it only while
 there is something to send. No router, no dependency injection, no task
 and no buffer while idle (measured in ``make bench``: tools/bench_feeds.py).
 
-The protocol (docs/feeds.md; schema at /v1/feeds/schema.json): the client
+The protocol (docs/feeds.md; the AsyncAPI at /v1/feeds/asyncapi.json): the client
 first sends ``{"token": "<access token>", "after_event_id": N}``, then at
 any time ``{"ping": <anything>}`` (answered ``{"pong": <the same>}``). The
 server sends the JSON of ``FollowTableResponse`` items (``{"event": …}``,

@@ -323,7 +323,12 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         watched = self._watched.get(match.match_id, True)
         live = self._live(updated, events, watched)
         written = await self.store.commit(
-            match.match_id, match.version, doc, [e.SerializeToString() for e in events], live
+            match.match_id,
+            match.version,
+            doc,
+            [e.SerializeToString() for e in events],
+            live,
+            over=outcome is not None,
         )
         updated.last_event_id = written.last_event_id
         self._remember(match.match_id, written.listeners > 0)

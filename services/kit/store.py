@@ -41,12 +41,15 @@ if v ~= tonumber(ARGV[2]) then
 end
 local first = tonumber(redis.call('HGET', KEYS[1], 'e') or '0') + 1
 local e = first - 1
-for i = 9, #ARGV do
+for i = 10, #ARGV do
   e = e + 1
   redis.call('XADD', KEYS[2], '0-' .. e, 'd', ARGV[i])
 end
 v = v + 1
 redis.call('HSET', KEYS[1], ARGV[1], v, 'e', e, ARGV[3], ARGV[4])
+if ARGV[9] == '1' then
+  redis.call('HSET', KEYS[1], 'over', 1)
+end
 local ttl = tonumber(ARGV[5])
 if ttl > 0 then
   redis.call('EXPIRE', KEYS[1], ttl)
@@ -61,9 +64,9 @@ return {v, e, heard}
 
 # Notices: appended to an existing match's history, version unchanged; at
 # most once per ``once`` key (ARGV[4], '' = no key), so a repeated deadline
-# tells the table once.
+# tells the table once; never after the match's final event.
 _APPEND = """
-if redis.call('EXISTS', KEYS[1]) == 0 then
+if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('HEXISTS', KEYS[1], 'over') == 1 then
   return {-1, 0}
 end
 if ARGV[4] ~= '' then
@@ -153,9 +156,11 @@ class MatchStore:
         live: bytes = b"",
         version_field: str = "v",
         doc_field: str = "doc",
+        over: bool = False,
     ) -> Written:
         """Write ``doc`` and append ``events`` if the record is at
-        ``expected_version`` (0 = create), then publish ``live``."""
+        ``expected_version`` (0 = create), then publish ``live``. ``over``:
+        this write ends the match (its history takes nothing after)."""
         started = time.perf_counter()
         reply = await self._commit(
             keys=[keys.match(match_id), keys.events(match_id)],
@@ -168,6 +173,7 @@ class MatchStore:
                 self.publish,
                 keys.live(match_id),
                 live,
+                "1" if over else "",
                 *events,
             ],
         )
@@ -178,8 +184,9 @@ class MatchStore:
         return Written(version, last_event, heard)
 
     async def append(self, match_id: str, events: Sequence[bytes], live: bytes, once: str = "") -> int | None:
-        """Append notices to an existing match's history (once per ``once``
-        key, if given); its last event id, or None if there is no such match."""
+        """Append notices to an existing, unfinished match's history (once
+        per ``once`` key, if given); its last event id, or None if there is
+        no such match or it is over."""
         reply = await self._append(
             keys=[keys.match(match_id), keys.events(match_id)],
             args=[self.publish, keys.live(match_id), live, once, *events],

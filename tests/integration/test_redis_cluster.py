@@ -1,13 +1,14 @@
-"""The platform against a real 3-master Redis Cluster (REDIS_CLUSTER=1): the
-Yatzy service and the gateway as subprocesses, a solo game over gRPC and one
-over HTTP (then its WebSocket feed), and a match's keys in one slot (the
-``{m:ID}`` hash tag)."""
+"""The platform against a real local 3-master Redis Cluster (REDIS_CLUSTER=1,
+tools/redis_cluster.py): the game services and the gateway as subprocesses,
+a full game over gRPC (the platform face, followed with FollowTable and the
+game service's Watch) and one over HTTP with its WebSocket feed. While a
+match is followed, the feed hubs hold a sharded pub/sub subscription on the
+node that owns the match's slot, and nowhere else; every key of a match and
+its table is in that one slot (the ``{m:ID}`` hash tag)."""
 
 from __future__ import annotations
 
 import asyncio
-import json
-import secrets
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -15,19 +16,20 @@ from typing import Any
 import grpc
 import httpx
 import pytest
-import websockets
+from redis.cluster import ClusterNode
 from redis.cluster import RedisCluster as ClusterClient
 from rodada.common.v1 import match_pb2, match_pb2_grpc
+from rodada.platform.v1 import platform_pb2, platform_pb2_grpc
 from rodada.yatzy.v1 import yatzy_pb2
 
-from services.kit.store import events_key, match_key
-from services.kit.tokens import Identity
-from tests.integration.grpc_client import bearer, pack, unpack
-from tests.integration.http_client import Player, register
+from services.kit import keys
+from tests.integration.grpc_client import bearer, feed_events, feed_snapshots, follow_table, pack, unpack
+from tests.integration.http_client import ACTIVE, FINISHED, Player, register
+from tests.integration.waiting import until
 from tools.redis_cluster import RedisCluster
 from tools.stack import Stack
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = pytest.mark.timeout(180)
 
 
 @pytest.fixture(scope="module")
@@ -62,43 +64,114 @@ def keep_most_common(dice: list[int]) -> list[int]:
     return [i for i, d in enumerate(dice) if d == face]
 
 
-def assert_match_in_one_slot(client: ClusterClient, cluster: RedisCluster, match_id: str) -> None:
-    keys = [match_key(match_id), events_key(match_id)]
-    slots = {client.keyslot(key) for key in keys}
-    assert len(slots) == 1, slots
-    # Both keys really are stored, on the one node that owns that slot.
-    holders = {}
+def owner(client: ClusterClient, match_id: str) -> ClusterNode:
+    node = client.get_node_from_key(keys.match(match_id))
+    assert node is not None
+    return node
+
+
+def subscribers(client: ClusterClient, match_id: str) -> dict[int, tuple[int, int]]:
+    """Per node (by port): subscribers of the match's live channel, sharded
+    (SSUBSCRIBE) and classic (SUBSCRIBE)."""
+    channel = keys.live(match_id)
+    counts = {}
     for node in client.get_nodes():
-        found = client.execute_command("KEYS", f"{match_key(match_id)}*", target_nodes=node)
-        if found:
-            holders[node.port] = sorted(k.decode() for k in found)
-    assert list(holders.values()) == [sorted(keys)], holders
+        sharded = client.execute_command("PUBSUB SHARDNUMSUB", channel, target_nodes=node)
+        classic = client.execute_command("PUBSUB NUMSUB", channel, target_nodes=node)
+        counts[int(node.port)] = (_count(sharded), _count(classic))
+    return counts
+
+
+def _count(reply: Any) -> int:
+    """PUBSUB *NUMSUB's reply for one channel, however redis-py shaped it."""
+    if isinstance(reply, dict):
+        return sum(int(v) for v in reply.values())
+    if reply and isinstance(reply[0], list | tuple):
+        return sum(int(pair[1]) for pair in reply)
+    return int(reply[1]) if reply else 0
+
+
+async def assert_followed_on_its_shard(client: ClusterClient, match_id: str, hubs: int) -> None:
+    """``hubs`` processes' feed hubs (each one subscription however many
+    feeds it serves) subscribe to the match's channel with sharded pub/sub on
+    the node owning its slot; no node has a subscriber elsewhere or a classic
+    one."""
+    port = int(owner(client, match_id).port)
+
+    async def subscribed() -> bool:
+        return (await asyncio.to_thread(subscribers, client, match_id))[port][0] >= hubs
+
+    await until(subscribed, timeout=10)
+    counts = await asyncio.to_thread(subscribers, client, match_id)
+    assert counts[port] == (hubs, 0), counts
+    assert all(count == (0, 0) for p, count in counts.items() if p != port), counts
+
+
+def assert_match_in_one_slot(client: ClusterClient, cluster: RedisCluster, match_id: str) -> None:
+    tagged = [keys.match(match_id), keys.events(match_id)]
+    slots = {client.keyslot(key) for key in [*tagged, keys.live(match_id)]}
+    assert len(slots) == 1, slots
     assert len(client.get_nodes()) == len(cluster.ports) == 3
-    assert client.type(keys[0]) == b"hash" and client.type(keys[1]) == b"stream"
+    # The match's keys really are stored, on the one node that owns that slot.
+    holders: dict[int, list[str]] = {}
+    others: list[str] = []
+    for node in client.get_nodes():
+        found = sorted(k.decode() for k in client.execute_command("KEYS", f"*{match_id}*", target_nodes=node))
+        mine = [k for k in found if k.startswith(keys.match(match_id))]
+        if mine:
+            holders[int(node.port)] = mine
+        others += [k for k in found if not k.startswith(keys.match(match_id))]
+    assert holders == {int(owner(client, match_id).port): sorted(tagged)}, holders
+    assert client.type(tagged[0]) == b"hash" and client.type(tagged[1]) == b"stream"
+    # The match and its table share the hash.
+    assert {b"v", b"e", b"doc", b"tv", b"table"} <= set(client.hkeys(tagged[0]))
+    # Anything else naming the match is not the match's: a player's own keys
+    # (presence of their feeds, under the player's hash tag) and the results
+    # pipeline's markers (recorded once into ratings and histories), which
+    # keys.py keeps independent on purpose.
+    assert all(k.startswith(("{u:", keys.rated(""), keys.rating_plan(""))) for k in others), others
 
 
-async def test_solo_yatzy_over_grpc_on_a_cluster(
+async def test_a_yatzy_game_over_grpc_on_a_cluster(
     cluster_stack: Stack, cluster: RedisCluster, client: ClusterClient
 ) -> None:
-    me = Identity(f"u_{secrets.token_hex(6)}", "solo", "user")
-    auth = bearer(cluster_stack.token(me))
-    async with grpc.aio.insecure_channel(cluster_stack.service("yatzy")) as channel:
-        stub = match_pb2_grpc.MatchServiceStub(channel)
-        snap = await stub.CreateMatch(
-            match_pb2.CreateMatchRequest(
-                seats=[match_pb2.Seat(user_id=me.user_id, display_name=me.name)],
-                options=pack(yatzy_pb2.Options(card=yatzy_pb2.CLASSIC)),
-            ),
-            metadata=cluster_stack.platform_metadata(),
-            timeout=10,
-        )
-        match_id = snap.match_id
+    async with grpc.aio.insecure_channel(cluster_stack.platform_grpc()) as channel:
+        api = platform_pb2_grpc.PlatformServiceStub(channel)
+        session = (await api.LogInAsGuest(platform_pb2.LogInAsGuestRequest(name="solo"))).session
+        auth = bearer(session.access_token)
+        table = (
+            await api.CreateTable(
+                platform_pb2.CreateTableRequest(
+                    game="yatzy", seats=1, options=pack(yatzy_pb2.Options(card=yatzy_pb2.CLASSIC))
+                ),
+                metadata=auth,
+                timeout=10,
+            )
+        ).table
+        snap = (
+            await api.StartTable(platform_pb2.StartTableRequest(table_id=table.id), metadata=auth, timeout=10)
+        ).match
+        # Followed through the gateway's hub and through the game service's.
+        followed: list[platform_pb2.FollowTableResponse] = []
+        watched: list[match_pb2.WatchResponse] = []
+
+        async def follow() -> None:
+            followed.extend([item async for item in follow_table(api, session.access_token, table.id)])
+
+        async def watch() -> None:
+            async with grpc.aio.insecure_channel(cluster_stack.service("yatzy")) as service:
+                stub = match_pb2_grpc.MatchServiceStub(service)
+                request = match_pb2.WatchRequest(match_id=table.id)
+                watched.extend([item async for item in stub.Watch(request, metadata=auth)])
+
+        feeds = [asyncio.create_task(follow()), asyncio.create_task(watch())]
+        await assert_followed_on_its_shard(client, table.id, hubs=2)
 
         async def act(action: yatzy_pb2.Action) -> match_pb2.Snapshot:
-            request = match_pb2.ActRequest(
-                match_id=match_id, expected_version=snap.version, action=pack(action)
+            request = platform_pb2.ActRequest(
+                table_id=table.id, expected_version=snap.version, action=pack(action)
             )
-            return await stub.Act(request, metadata=auth, timeout=10)
+            return (await api.Act(request, metadata=auth, timeout=10)).match
 
         for _ in range(13):
             snap = await act(yatzy_pb2.Action(roll=yatzy_pb2.Roll()))
@@ -107,39 +180,56 @@ async def test_solo_yatzy_over_grpc_on_a_cluster(
                 snap = await act(yatzy_pb2.Action(roll=yatzy_pb2.Roll(keep=keep)))
             best = max(unpack(snap.view, yatzy_pb2.View).preview, key=lambda p: p.points)
             snap = await act(yatzy_pb2.Action(score=yatzy_pb2.Score(box=best.box)))
-        assert snap.status == match_pb2.FINISHED
-        assert list(snap.result.ranks) == [1]
-        events = [e async for e in stub.Watch(match_pb2.WatchRequest(match_id=match_id), metadata=auth)]
-        assert [e.id for e in events] == list(range(1, snap.last_event_id + 1))
-    assert_match_in_one_slot(client, cluster, match_id)
+        assert snap.status == match_pb2.MATCH_STATUS_FINISHED
+        assert list(snap.result.ranks) == [1] and snap.result.reason == match_pb2.END_REASON_COMPLETED
+        view = unpack(snap.view, yatzy_pb2.View)
+        assert list(snap.result.scores) == [view.cards[0].total] and all(
+            b.filled for b in view.cards[0].boxes
+        )
+        # Both feeds carried the whole game live and ended by themselves.
+        await asyncio.wait_for(asyncio.gather(*feeds), 15)
+        assert [e.id for e in feed_events(followed)] == list(range(1, snap.last_event_id + 1))
+        assert feed_snapshots(followed)[-1].status == match_pb2.MATCH_STATUS_FINISHED
+        watched_ids = [item.event.id for item in watched if item.HasField("event")]
+        # The game service's Watch: the same history without the table's
+        # changes (the lobby is the gateway's).
+        assert watched_ids == [e.id for e in feed_events(followed) if e.WhichOneof("body") != "table"]
+        assert watched_ids[-1] == snap.last_event_id
+        assert [item.event for item in watched if item.HasField("event")][-1].final
+        assert watched[-1].snapshot.status == match_pb2.MATCH_STATUS_FINISHED
+    assert_match_in_one_slot(client, cluster, table.id)
 
 
-async def test_solo_yatzy_over_http_on_a_cluster(
+async def test_a_yatzy_game_over_http_and_its_websocket_feed_on_a_cluster(
     cluster_stack: Stack, cluster: RedisCluster, client: ClusterClient
 ) -> None:
-    cluster_stack.service("yatzy")
-    async with httpx.AsyncClient(base_url=cluster_stack.gateway(), timeout=15) as http:
+    base = cluster_stack.gateway()
+    async with httpx.AsyncClient(base_url=base, timeout=15) as http:
         assert (await http.get("/healthz")).status_code == 200
         ana: Player = await register(http, "ana")
         table = await ana.create_table("yatzy", 1, {"card": "SCANDINAVIAN"})
-        snap: dict[str, Any] = await ana.start(table["id"])
-        while snap["status"] == "ACTIVE":
-            snap = await ana.act(table["id"], snap["version"], {"roll": {}})
-            keep = keep_most_common(snap["view"]["dice"])
-            if len(keep) < 5:
-                snap = await ana.act(table["id"], snap["version"], {"roll": {"keep": keep}})
-            best = max(snap["view"]["preview"], key=lambda p: p["points"])
-            snap = await ana.act(table["id"], snap["version"], {"score": {"box": best["box"]}})
-        assert snap["status"] == "FINISHED" and snap["result"]["ranks"] == [1]
-        assert all(box["filled"] for box in snap["view"]["cards"][0]["boxes"])
-        assert (await ana.view(table["id"]))["status"] == "FINISHED"
-        # The WebSocket feed (XREAD on the match's shard, a pub/sub channel
-        # for notices) replays the finished match and ends.
-        ws_url = cluster_stack.gateway().replace("http", "ws") + f"/v1/tables/{table['id']}/events"
-        async with websockets.connect(ws_url) as ws:
-            await ws.send(json.dumps({"token": ana.token, "after_event_id": 0}))
-            received = []
-            while not (message := json.loads(await asyncio.wait_for(ws.recv(), 10))).get("end"):
-                received.append(message["id"])
-        assert received == list(range(1, snap["last_event_id"] + 1))
+        async with ana.feed(base, table["id"]) as feed:
+            await feed.until(lambda item: "table" in item)
+            snap: dict[str, Any] = await ana.start(table["id"])
+            await feed.until(lambda item: "snapshot" in item)
+            await assert_followed_on_its_shard(client, table["id"], hubs=1)
+            while snap["status"] == ACTIVE:
+                snap = await ana.act(table["id"], snap["version"], {"roll": {}})
+                keep = keep_most_common(snap["view"]["dice"])
+                if len(keep) < 5:
+                    snap = await ana.act(table["id"], snap["version"], {"roll": {"keep": keep}})
+                best = max(snap["view"]["preview"], key=lambda p: p["points"])
+                snap = await ana.act(table["id"], snap["version"], {"score": {"box": best["box"]}})
+            assert snap["status"] == FINISHED and snap["result"]["ranks"] == [1]
+            assert all(box["filled"] for box in snap["view"]["cards"][0]["boxes"])
+            # The feed (the stream's history, then the live channel on the
+            # match's shard) carried every event and ends with the match.
+            await feed.until(lambda item: "end" in item, timeout=15)
+            await feed.socket.wait_closed()
+        assert feed.close_code == 1000
+        ids = [item["event"]["id"] for item in feed.items if "event" in item]
+        assert ids == list(range(1, snap["last_event_id"] + 1))
+        states = [item["snapshot"] for item in feed.items if "snapshot" in item]
+        assert states[-1]["status"] == FINISHED and states[-1]["result"] == snap["result"]
+        assert (await ana.view(table["id"]))["status"] == FINISHED
     assert_match_in_one_slot(client, cluster, table["id"])
