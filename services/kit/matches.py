@@ -6,6 +6,7 @@ game-specific comes from the game's :class:`~services.kit.game.Game`."""
 from __future__ import annotations
 
 import asyncio
+import copy
 import re
 import secrets
 import time
@@ -244,7 +245,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         moved = match_pb2.FireDeadlineResponse(outcome=match_pb2.DEADLINE_OUTCOME_MOVED)
         if match.version != request.expected_version:
             return moved
-        table = Table.from_doc(match.doc)
+        table = Table.from_doc(copy.deepcopy(match.doc))  # a trial run: what is due, if anything
         outcome, happened = play.fire_deadline(self.game, table, Context(MatchRng(bytes(32)), self.clock()))
         if outcome == "DEADLINE_OUTCOME_MOVED":
             return moved

@@ -1,6 +1,12 @@
 """Matchmaking end to end: two gateway replicas on one Redis, the real game
 services, players driving the HTTP API and following their tickets over the
-WebSocket. A stack of its own, with the matcher's clock sped up."""
+WebSocket. A stack of its own, with the matcher's clock sped up.
+
+The ticket and its updates are the platform protos' JSON (``Ticket``,
+``TicketUpdate``): every field present but the optional ones (position,
+queue_length, estimated_wait_seconds, seat, closed_at …), which appear only
+when set. A ticket follower's last message is ``{"end": {"reason":
+"ticket_closed"}}`` before the socket closes 1000."""
 
 from __future__ import annotations
 
@@ -9,7 +15,7 @@ import json
 import re
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import httpx
@@ -17,6 +23,7 @@ import pytest
 import websockets
 from redis.asyncio import Redis
 
+from services.kit import keys
 from tests.integration.http_client import ApiRefused, Player, register
 from tests.integration.waiting import until
 from tools.stack import Stack
@@ -24,8 +31,10 @@ from tools.stack import Stack
 CYCLE, FILL_WAIT, CPU_WAIT, HEARTBEAT, GRACE = 0.2, 1.0, 2.0, 1.0, 2.0
 # Default windows: ±100, +50 per cycle, ±400 at most.
 WINDOW_START, WINDOW_STEP, WINDOW_CAP = 100, 50, 400
+TICKET_CLOSED = {"end": {"reason": "ticket_closed"}}
+CONNECTION_LOST = {"state": "dropped", "reason": "connection_lost"}
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = pytest.mark.timeout(90)
 
 
 @pytest.fixture(scope="module")
@@ -41,8 +50,6 @@ def mm_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         },
     )
     try:
-        for game in ("bozo", "dudo", "bozu_mekuri", "domino", "yatzy"):
-            stack.service(game)
         stack.gateway(0)
         stack.gateway(1)
         yield stack
@@ -51,7 +58,7 @@ def mm_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
 
 
 @pytest.fixture
-async def replicas(mm_stack: Stack) -> Any:
+async def replicas(mm_stack: Stack) -> AsyncIterator[tuple[httpx.AsyncClient, httpx.AsyncClient]]:
     async with (
         httpx.AsyncClient(base_url=mm_stack.gateway(0), timeout=15) as a,
         httpx.AsyncClient(base_url=mm_stack.gateway(1), timeout=15) as b,
@@ -60,7 +67,7 @@ async def replicas(mm_stack: Stack) -> Any:
 
 
 @pytest.fixture
-async def redis(mm_stack: Stack) -> Any:
+async def redis(mm_stack: Stack) -> AsyncIterator[Redis]:
     client = Redis.from_url(mm_stack.redis_url, decode_responses=True)
     yield client
     await client.aclose()
@@ -73,11 +80,20 @@ async def guest(http: httpx.AsyncClient, name: str) -> Player:
     return Player(http, body["access_token"], body["user"]["id"], body["user"]["name"])
 
 
+def elsewhere(player: Player, a: httpx.AsyncClient, b: httpx.AsyncClient) -> Player:
+    """The same player through the other replica."""
+    return Player(b if player.http is a else a, player.token, player.user_id, player.name)
+
+
 async def queue(
     player: Player, game: str, options: dict[str, Any] | None = None, **extra: Any
 ) -> dict[str, Any]:
     body = {"game": game, "options": options or {}, **extra}
     return await player.call("POST", "/v1/matchmaking/tickets", body)
+
+
+async def ticket(player: Player, ticket_id: str) -> dict[str, Any]:
+    return await player.call("GET", f"/v1/matchmaking/tickets/{ticket_id}")
 
 
 async def cancel(player: Player, ticket_id: str) -> None:
@@ -91,17 +107,29 @@ async def refused(call: Any, status: int, code: str) -> None:
     assert (error.value.status, error.value.code) == (status, code), error.value
 
 
+def ticket_url(player: Player, ticket_id: str) -> str:
+    return str(player.http.base_url).replace("http", "ws", 1) + f"/v1/matchmaking/tickets/{ticket_id}/events"
+
+
 async def follow(
     player: Player, ticket_id: str, seen: list[dict[str, Any]] | None = None, timeout: float = 20
 ) -> list[dict[str, Any]]:
     """Follow a ticket over the WebSocket of the player's replica until its
-    final message (or an error); every message lands in ``seen``."""
+    final update (or an error); every update lands in ``seen`` (without the
+    ticket id, which is checked), the last one final. A final update is
+    followed by the end and a normal close."""
     seen = [] if seen is None else seen
-    url = str(player.http.base_url).replace("http", "ws", 1) + f"/v1/matchmaking/tickets/{ticket_id}/events"
-    async with websockets.connect(url) as ws:
+    async with websockets.connect(ticket_url(player, ticket_id)) as ws:
         await ws.send(json.dumps({"token": player.token}))
         while not seen or "queue" in seen[-1]:
-            seen.append(json.loads(await asyncio.wait_for(ws.recv(), timeout)))
+            message = json.loads(await asyncio.wait_for(ws.recv(), timeout))
+            if "error" not in message:
+                assert message.pop("ticket_id") == ticket_id, message
+            seen.append(message)
+        if "error" not in seen[-1]:
+            assert json.loads(await asyncio.wait_for(ws.recv(), 5)) == TICKET_CLOSED
+            await asyncio.wait_for(ws.wait_closed(), 5)
+            assert ws.close_code == 1000
     return seen
 
 
@@ -118,16 +146,24 @@ async def metric(stack: Stack, name: str, **labels: str) -> float:
     return total
 
 
+def options_of(message: dict[str, Any]) -> dict[str, Any]:
+    """An Any-packed Options as the game's fields (the canonical form has them all)."""
+    return {k: v for k, v in message["options"].items() if k != "@type"}
+
+
 async def check_table(player: Player, table_id: str, seated: dict[str, int]) -> dict[str, Any]:
-    """The table record and the game service's own view agree with the seats
-    the matchmaker announced; returns the record."""
-    table = await player.call("GET", f"/v1/tables/{table_id}")
-    assert table["status"] == "playing" and table["host"] is None
-    record = {p["user_id"]: seat for seat, p in enumerate(table["players"]) if p.get("user_id")}
+    """The table record and the game service's own snapshot agree with the
+    seats the matchmaker announced; returns the record."""
+    table = await player.table(table_id)
+    assert table["status"] == "playing" and table["host"] == ""  # nobody hosts a matchmade table
+    assert table["invite_code"] == "" and table["invites"] == [] and table["open"] is False
+    record = {p["user_id"]: seat for seat, p in enumerate(table["players"]) if p["user_id"]}
     assert record == seated
     snapshot = await player.view(table_id)  # from the game service
-    assert [s["user_id"] for s in snapshot["seats"]] == [p.get("user_id", "") for p in table["players"]]
-    assert [s.get("cpu", False) for s in snapshot["seats"]] == [p.get("cpu", False) for p in table["players"]]
+    assert snapshot["match_id"] == table_id and snapshot["seat"] == seated[player.user_id]
+    assert [s["user_id"] for s in snapshot["seats"]] == [p["user_id"] for p in table["players"]]
+    assert [s["cpu"] for s in snapshot["seats"]] == [p["cpu"] for p in table["players"]]
+    assert snapshot["mode"] == table["mode"]
     return table
 
 
@@ -147,16 +183,15 @@ async def test_tickets_through_both_replicas_are_matched_exactly_once(
     # queueing through one replica and following the ticket on the other.
     players = await asyncio.gather(*(guest(a if i % 2 else b, f"p{i}") for i in range(60)))
     followers: dict[str, asyncio.Task[list[dict[str, Any]]]] = {}
-    tickets: dict[str, tuple[Player, str]] = {}
+    tickets: dict[str, Player] = {}
     for wave in range(6):
         batch = players[wave * 10 : (wave + 1) * 10]
         created = await asyncio.gather(
             *(queue(p, "bozo", duel) if i < 6 else queue(p, "domino") for i, p in enumerate(batch))
         )
-        for player, ticket in zip(batch, created, strict=True):
-            other = Player(b if player.http is a else a, player.token, player.user_id, player.name)
-            tickets[ticket["id"]] = (player, ticket["game"])
-            followers[ticket["id"]] = asyncio.create_task(follow(other, ticket["id"]))
+        for player, made in zip(batch, created, strict=True):
+            tickets[made["id"]] = player
+            followers[made["id"]] = asyncio.create_task(follow(elsewhere(player, a, b), made["id"]))
         await asyncio.sleep(3 * CYCLE)
     finals = {ticket_id: (await task)[-1] for ticket_id, task in followers.items()}
 
@@ -164,22 +199,23 @@ async def test_tickets_through_both_replicas_are_matched_exactly_once(
     assert all("matched" in final for final in finals.values()), finals
     tables: dict[str, dict[str, int]] = {}
     for ticket_id, final in finals.items():
-        player, _ = tickets[ticket_id]
-        tables.setdefault(final["matched"]["table_id"], {})[player.user_id] = final["matched"]["seat"]
+        tables.setdefault(final["matched"]["table_id"], {})[tickets[ticket_id].user_id] = final["matched"][
+            "seat"
+        ]
     seated = Counter(user for table in tables.values() for user in table)
     assert sorted(seated) == sorted(p.user_id for p in players) and set(seated.values()) == {1}
-    sizes = Counter(len(table) for table in tables.values())
-    assert sizes == {2: 18, 4: 6}
+    assert Counter(len(table) for table in tables.values()) == {2: 18, 4: 6}
     for table_id, seats in tables.items():
         player = next(p for p in players if p.user_id in seats)
         table = await check_table(player, table_id, seats)
         assert table["ranked"] is False and table["mode"] == ("duel" if len(seats) == 2 else "standard")
-        assert sorted(seats.values()) == list(range(len(seats)))
+        assert sorted(seats.values()) == list(range(len(seats)))  # people only: no CPU filled in
     # The tickets say the same, and every player is free to queue again.
-    for ticket_id, (player, _) in tickets.items():
-        ticket = await player.call("GET", f"/v1/matchmaking/tickets/{ticket_id}")
-        assert ticket["state"] == "matched" and ticket["table_id"] == finals[ticket_id]["matched"]["table_id"]
-        assert await redis.get(f"mm:player:{player.user_id}") is None
+    for ticket_id, player in tickets.items():
+        found = await ticket(player, ticket_id)
+        assert found["state"] == "matched" and found["table_id"] == finals[ticket_id]["matched"]["table_id"]
+        assert found["seat"] == finals[ticket_id]["matched"]["seat"]
+        assert await redis.get(keys.mm_player(player.user_id)) is None
     # No formation is left half done, and each was counted once.
     for key in await redis.keys("{mm:*}:forming"):
         assert await redis.zcard(key) == 0
@@ -196,19 +232,27 @@ async def test_tickets_through_both_replicas_are_matched_exactly_once(
 
 async def test_cancel_one_live_ticket_and_bad_input_changes_nothing(replicas: Any, redis: Redis) -> None:
     a, b = replicas
-    options = {"dice_per_player": 1}
+    # Yatzy: a flexible table with no CPU seats, so a lone ticket waits.
+    # (Dudo, which the test used, now seats a lone casual ticket with CPUs.)
+    # Each test here has a queue of its own: Yatzy's three cards (unset, CLASSIC,
+    # SCANDINAVIAN) are three queues.
+    options = {"card": "CLASSIC"}
     ana, bia, caio = await guest(a, "ana"), await guest(b, "bia"), await guest(a, "caio")
-    ticket = await queue(ana, "dudo", options)
-    assert (ticket["state"], ticket["position"], ticket["queue_length"]) == ("waiting", 1, 1)
-    assert (ticket["game"], ticket["mode"], ticket["options"]) == ("dudo", "standard", options)
-    path = f"/v1/matchmaking/tickets/{ticket['id']}"
+    made = await queue(ana, "yatzy", options)
+    assert (made["state"], made["position"], made["queue_length"]) == ("waiting", 1, 1)
+    assert (made["game"], made["mode"], options_of(made)) == ("yatzy", "standard", options)
+    assert made["options"]["@type"] == "type.googleapis.com/rodada.yatzy.v1.Options"
+    assert made["members"] == [{"id": ana.user_id, "name": "ana", "role": ""}]
+    assert made["ranked"] is False and made["party"] is False and made["party_code"] == ""
+    assert "estimated_wait_seconds" not in made  # no history in this queue yet
+    path = f"/v1/matchmaking/tickets/{made['id']}"
 
     # One live ticket per player, even when both replicas are asked at once.
-    other_ana = Player(b, ana.token, ana.user_id, ana.name)
+    other_ana = elsewhere(ana, a, b)
     await refused(queue(other_ana, "bozo", {"mode": "DUEL"}), 409, "already_queued")
     for _ in range(5):
         race = await asyncio.gather(
-            *(queue(Player(h, bia.token, bia.user_id, bia.name), "yatzy") for h in (a, b) * 4),
+            *(queue(Player(h, bia.token, bia.user_id, bia.name), "dudo") for h in (a, b) * 4),
             return_exceptions=True,
         )
         won = [r for r in race if isinstance(r, dict)]
@@ -218,12 +262,17 @@ async def test_cancel_one_live_ticket_and_bad_input_changes_nothing(replicas: An
 
     # Bad input: a clear 4xx, and nothing changes.
     await refused(queue(bia, "chess"), 404, "unknown_game")
-    await refused(queue(bia, "dudo", {"dice": 3}), 422, "invalid_options")
-    for malformed in ({"game": "dudo", "options": [1]}, {"options": {}}, {"game": "dudo", "ranked": "often"}):
+    await refused(queue(bia, "yatzy", {"dice": 3}), 422, "invalid_options")
+    malformed: dict[str, Any]
+    for malformed in (
+        {"game": "yatzy", "options": [1]},
+        {"options": {}},
+        {"game": "yatzy", "ranked": "often"},
+    ):
         await refused(bia.call("POST", "/v1/matchmaking/tickets", malformed), 422, "invalid_request")
     await refused(queue(bia, "bozo", {"mode": "SOLO"}), 422, "invalid_mode")
     await refused(queue(bia, "bozo"), 422, "invalid_mode")
-    await refused(queue(bia, "dudo", party=True), 422, "party_not_allowed")
+    await refused(queue(bia, "yatzy", party=True), 422, "party_not_allowed")
     await refused(queue(bia, "domino", ranked=True), 403, "account_required")  # guests play casual
     await refused(bia.call("GET", path), 403, "not_your_ticket")
     await refused(bia.call("DELETE", path), 403, "not_your_ticket")
@@ -231,32 +280,37 @@ async def test_cancel_one_live_ticket_and_bad_input_changes_nothing(replicas: An
     await refused(bia.call("GET", "/v1/matchmaking/tickets/" + "0" * 32), 404, "ticket_not_found")
     no_party = {"party_code": "nope"}
     await refused(bia.call("POST", "/v1/matchmaking/parties/join", no_party), 404, "party_not_found")
-    assert await redis.get(f"mm:player:{bia.user_id}") is None
+    assert await redis.get(keys.mm_player(bia.user_id)) is None
     assert (await ana.call("GET", path))["state"] == "waiting"
 
     # Cancelling closes the ticket for good; doing it again is harmless.
-    await cancel(ana, ticket["id"])
-    assert (await ana.call("GET", path))["state"] == "cancelled"
-    await cancel(other_ana, ticket["id"])
+    await cancel(ana, made["id"])
+    cancelled = await ana.call("GET", path)
+    assert (cancelled["state"], cancelled["reason"]) == ("cancelled", "cancelled")
+    assert "position" not in cancelled and cancelled["closed_at"] >= cancelled["created_at"]
+    await cancel(other_ana, made["id"])
+    assert await redis.get(keys.mm_player(ana.user_id)) is None
 
     # A cancelled ticket is never taken: Bia, queueing next, waits alone,
     # until Caio makes two.
-    bia_ticket = await queue(bia, "dudo", options)
+    bia_ticket = await queue(bia, "yatzy", options)
     assert (bia_ticket["position"], bia_ticket["queue_length"]) == (1, 1)
     bia_seen: list[dict[str, Any]] = []
     bia_follows = asyncio.create_task(follow(bia, bia_ticket["id"], bia_seen))
     await asyncio.sleep(FILL_WAIT + 3 * CYCLE)
-    assert bia_seen and all("queue" in m for m in bia_seen)
-    caio_ticket = await queue(caio, "dudo", options)
+    assert bia_seen and all("queue" in m for m in bia_seen) and not bia_follows.done()
+    caio_ticket = await queue(caio, "yatzy", options)
     caio_final = (await follow(caio, caio_ticket["id"]))[-1]
     bia_final = (await bia_follows)[-1]
     assert caio_final["matched"]["table_id"] == bia_final["matched"]["table_id"]
-    table = await caio.call("GET", f"/v1/tables/{caio_final['matched']['table_id']}")
+    table = await caio.table(caio_final["matched"]["table_id"])
     assert sorted(p["user_id"] for p in table["players"]) == sorted([bia.user_id, caio.user_id])
     # ... and a matched ticket can no longer be cancelled.
     await refused(bia.call("DELETE", f"/v1/matchmaking/tickets/{bia_ticket['id']}"), 409, "already_matched")
     # Ana, free again, may queue.
-    assert (await queue(ana, "dudo", {"dice_per_player": 5}))["state"] == "waiting"
+    again = await queue(ana, "yatzy", options)
+    assert (again["state"], again["position"], again["queue_length"]) == ("waiting", 1, 1)
+    await cancel(ana, again["id"])
 
 
 # -- connections --------------------------------------------------------------------------
@@ -264,36 +318,78 @@ async def test_cancel_one_live_ticket_and_bad_input_changes_nothing(replicas: An
 
 async def test_a_ticket_whose_connection_is_gone_is_dropped(replicas: Any, redis: Redis) -> None:
     a, b = replicas
-    options = {"dice_per_player": 2}
+    # Yatzy: no CPU seats, so a lone followed ticket waits as long as it is followed.
+    options = {"card": "SCANDINAVIAN"}
     ana, bia, caio = await guest(a, "ana"), await guest(b, "bia"), await guest(b, "caio")
-    ticket = await queue(ana, "dudo", options)
-    url = str(b.base_url).replace("http", "ws", 1) + f"/v1/matchmaking/tickets/{ticket['id']}/events"
-    async with websockets.connect(url) as ws:
+    made = await queue(ana, "yatzy", options)
+    async with websockets.connect(ticket_url(elsewhere(ana, a, b), made["id"])) as ws:
         await ws.send(json.dumps({"token": ana.token}))
         first = json.loads(await asyncio.wait_for(ws.recv(), 5))
         assert first == {
-            "queue": {"state": "waiting", "position": 1, "queue_length": 1, "estimated_wait_seconds": None}
+            "ticket_id": made["id"],
+            "queue": {"state": "waiting", "position": 1, "queue_length": 1, "party_code": ""},
         }
-        await asyncio.sleep(GRACE + HEARTBEAT)  # followed: outlives its grace
-        assert (await ana.call("GET", f"/v1/matchmaking/tickets/{ticket['id']}"))["state"] == "waiting"
+        await asyncio.sleep(GRACE + HEARTBEAT)  # followed: outlives its grace and many heartbeats
+        assert (await ticket(ana, made["id"]))["state"] == "waiting"
 
     async def dropped(player: Player, ticket_id: str) -> bool:
-        found = await player.call("GET", f"/v1/matchmaking/tickets/{ticket_id}")
-        return bool(found["state"] == "dropped" and found["reason"] == "connection_lost")
+        found = await ticket(player, ticket_id)
+        return bool((found["state"], found["reason"]) == ("dropped", "connection_lost"))
 
-    await until(lambda: dropped(ana, ticket["id"]), timeout=HEARTBEAT + 10 * CYCLE)
-    assert await redis.get(f"mm:player:{ana.user_id}") is None
+    # Its only follower left: dropped at once (was: after the heartbeat ran out).
+    await until(lambda: dropped(ana, made["id"]), timeout=CYCLE + 0.3, every=0.02)
+    assert await redis.get(keys.mm_player(ana.user_id)) is None
     # A ticket nobody ever follows is dropped after the grace period.
-    never = await queue(bia, "dudo", options)
+    never = await queue(bia, "yatzy", options)
     await asyncio.sleep(GRACE - 0.5)
-    assert (await bia.call("GET", f"/v1/matchmaking/tickets/{never['id']}"))["state"] == "waiting"
+    assert (await ticket(bia, never["id"]))["state"] == "waiting"
     await until(lambda: dropped(bia, never["id"]), timeout=0.5 + 10 * CYCLE)
     # A following connection after the drop hears it, and Caio queues alone.
-    gone = {"closed": {"state": "dropped", "reason": "connection_lost"}}
-    assert (await follow(bia, never["id"]))[-1] == gone
-    caio_ticket = await queue(caio, "dudo", options)
+    assert (await follow(bia, never["id"]))[-1] == {"closed": CONNECTION_LOST}
+    caio_ticket = await queue(caio, "yatzy", options)
     assert (caio_ticket["position"], caio_ticket["queue_length"]) == (1, 1)
     await cancel(caio, caio_ticket["id"])
+
+
+@pytest.mark.parametrize("wait_for_first_update", [False, True], ids=["at_once", "after_first_update"])
+async def test_a_ticket_whose_socket_closes_right_away_is_never_seated(
+    replicas: Any, redis: Redis, wait_for_first_update: bool
+) -> None:
+    """The follower says hello and goes (at once, or after the first
+    update): the ticket is dropped within one matcher cycle, well before its
+    grace or a heartbeat would run out, and never seated with the player who
+    queues next. (Before tickets were dropped when their follower left, such
+    a ticket stayed in the queue for the heartbeat and was seated.)"""
+    a, b = replicas
+    duel = {"mode": "DUEL"}
+    ana, bia = await guest(a, "ana"), await guest(b, "bia")
+    made = await queue(ana, "bozo", duel)
+    ws = await websockets.connect(ticket_url(elsewhere(ana, a, b), made["id"]))
+    await ws.send(json.dumps({"token": ana.token}))
+    if wait_for_first_update:
+        assert "queue" in json.loads(await asyncio.wait_for(ws.recv(), 5))
+    await ws.close()
+    closed = time.monotonic()
+
+    async def dropped() -> bool:
+        found = await ticket(ana, made["id"])
+        return bool((found["state"], found["reason"]) == ("dropped", "connection_lost"))
+
+    await until(dropped, timeout=CYCLE + 0.3, every=0.02)
+    assert time.monotonic() - closed < CYCLE + 0.3
+    assert await redis.get(keys.mm_player(ana.user_id)) is None
+    # Bia queues next, and waits alone: Ana's ticket is not there to pair with.
+    bia_ticket = await queue(bia, "bozo", duel)
+    assert (bia_ticket["position"], bia_ticket["queue_length"]) == (1, 1)
+    bia_seen: list[dict[str, Any]] = []
+    bia_follows = asyncio.create_task(follow(bia, bia_ticket["id"], bia_seen))
+    await asyncio.sleep(GRACE + HEARTBEAT + 3 * CYCLE)  # past everything the old code waited for
+    assert not bia_follows.done() and all(m == {"queue": m["queue"]} for m in bia_seen)
+    assert {m["queue"]["queue_length"] for m in bia_seen} == {1}
+    found = await ticket(ana, made["id"])
+    assert (found["state"], found["table_id"]) == ("dropped", "") and "seat" not in found
+    await cancel(bia, bia_ticket["id"])
+    assert (await bia_follows)[-1] == {"closed": {"state": "cancelled", "reason": "cancelled"}}
 
 
 # -- parties ------------------------------------------------------------------------------
@@ -305,17 +401,22 @@ async def test_a_party_is_seated_as_partners(replicas: Any) -> None:
     duplas = {"mode": "DUPLAS"}
     party = await queue(leader, "bozo", duplas, party=True)
     assert party["state"] == "party_open" and party["party_code"] and "position" not in party
-    leader_follows = asyncio.create_task(follow(leader, party["id"]))
+    assert "enqueued_at" not in party  # not in the queue until the friend joins
+    leader_seen: list[dict[str, Any]] = []
+    leader_follows = asyncio.create_task(follow(leader, party["id"], leader_seen))
     join = {"party_code": party["party_code"]}
     await refused(leader.call("POST", "/v1/matchmaking/parties/join", join), 409, "own_party")
     joined = await friend.call("POST", "/v1/matchmaking/parties/join", join)
-    assert joined["id"] == party["id"] and joined["state"] == "waiting" and "party_code" not in joined
-    assert [m["user_id"] for m in joined["members"]] == [leader.user_id, friend.user_id]
+    assert joined["id"] == party["id"] and joined["state"] == "waiting" and joined["party_code"] == ""
+    assert [m["id"] for m in joined["members"]] == [leader.user_id, friend.user_id]
     await refused(s1.call("POST", "/v1/matchmaking/parties/join", join), 404, "party_not_found")
     friend_follows = asyncio.create_task(follow(friend, party["id"]))
     solos = [await queue(s, "bozo", duplas) for s in (s1, s2)]
     solo_finals = [(await follow(s, t["id"]))[-1] for s, t in zip((s1, s2), solos, strict=True)]
     leader_final, friend_final = (await leader_follows)[-1], (await friend_follows)[-1]
+    # The leader's follower saw the party wait for the friend, with its code.
+    assert leader_seen[0]["queue"]["state"] == "party_open"
+    assert leader_seen[0]["queue"]["party_code"] == party["party_code"]
     table_id = leader_final["matched"]["table_id"]
     seats = {
         leader.user_id: leader_final["matched"]["seat"],
@@ -342,7 +443,8 @@ async def test_a_party_is_seated_as_partners(replicas: Any) -> None:
         *(follow(p, t["id"]) for p, t in zip(players, (first, first, second, second), strict=True))
     )
     seats = {p.user_id: f[-1]["matched"]["seat"] for p, f in zip(players, finals, strict=True)}
-    await check_table(players[0], finals[0][-1]["matched"]["table_id"], seats)
+    table = await check_table(players[0], finals[0][-1]["matched"]["table_id"], seats)
+    assert not any(p["cpu"] for p in table["players"])
     partners = [sorted(seats[p.user_id] for p in pair) for pair in (players[:2], players[2:])]
     assert sorted(partners) == [[0, 2], [1, 3]]
 
@@ -360,13 +462,16 @@ async def test_ranked_tickets_match_only_within_their_widening_windows(replicas:
     for name, (low, high) in ratings.items():
         pair = (await register(a, f"{name}lo"), await register(b, f"{name}hi"))
         for player, rating in zip(pair, (low, high), strict=True):
-            rating_key = f"rating:bozo:duel:{player.user_id}"
-            await redis.hset(rating_key, mapping={"rating": rating, "deviation": 80})
+            await redis.hset(
+                keys.rating("bozo", "duel", player.user_id),
+                mapping={"rating": rating, "deviation": 80, "volatility": 0.06, "games": 30},
+            )
         pairs[name] = pair
     tickets: dict[str, list[dict[str, Any]]] = {}
     followers = {}
     for name, pair in pairs.items():
         tickets[name] = [await queue(p, "bozo", duel, ranked=True) for p in pair]
+        assert all(t["ranked"] is True for t in tickets[name])
         followers[name] = [
             asyncio.create_task(follow(p, t["id"])) for p, t in zip(pair, tickets[name], strict=True)
         ]
@@ -377,18 +482,15 @@ async def test_ranked_tickets_match_only_within_their_widening_windows(replicas:
         table = await check_table(pairs[name][0], finals[0]["table_id"], seats)
         assert table["ranked"] is True and table["mode"] == "duel"
     # The 300 gap waited for the newer ticket's window to widen to it.
-    lo, hi = [
-        await p.call("GET", f"/v1/matchmaking/tickets/{t['id']}")
-        for p, t in zip(pairs["wide"], tickets["wide"], strict=True)
-    ]
+    lo, hi = [await ticket(p, t["id"]) for p, t in zip(pairs["wide"], tickets["wide"], strict=True)]
     cycles_needed = (300 - WINDOW_START) / WINDOW_STEP
     assert lo["closed_at"] - max(lo["enqueued_at"], hi["enqueued_at"]) >= cycles_needed * CYCLE
     # 450 apart: beyond the cap, still waiting well after every window is at it.
     await asyncio.sleep((WINDOW_CAP - WINDOW_START) / WINDOW_STEP * CYCLE + 5 * CYCLE)
     assert not any(f.done() for f in followers["never"])
-    for player, ticket in zip(pairs["never"], tickets["never"], strict=True):
-        assert (await player.call("GET", f"/v1/matchmaking/tickets/{ticket['id']}"))["state"] == "waiting"
-        await cancel(player, ticket["id"])
+    for player, made in zip(pairs["never"], tickets["never"], strict=True):
+        assert (await ticket(player, made["id"]))["state"] == "waiting"
+        await cancel(player, made["id"])
     finals = [(await f)[-1] for f in followers["never"]]
     assert finals == [{"closed": {"state": "cancelled", "reason": "cancelled"}}] * 2
 
@@ -398,7 +500,7 @@ async def test_ranked_tickets_match_only_within_their_widening_windows(replicas:
 
 async def test_the_feed_shows_position_then_the_match(replicas: Any, mm_stack: Stack) -> None:
     a, b = replicas
-    card = {"card": "SCANDINAVIAN"}
+    card: dict[str, Any] = {}  # a queue nobody has been matched in yet (the card unset: CLASSIC)
     ana, bia, caio = await guest(a, "ana"), await guest(b, "bia"), await guest(a, "caio")
     seen: dict[str, list[dict[str, Any]]] = {"ana": [], "bia": [], "caio": []}
     ana_ticket = await queue(ana, "yatzy", card)
@@ -416,7 +518,7 @@ async def test_the_feed_shows_position_then_the_match(replicas: Any, mm_stack: S
 
     # Ana saw the queue grow behind her, then the match; Caio was third.
     waiting = [m["queue"] for m in seen["ana"] if "queue" in m and m["queue"]["state"] == "waiting"]
-    alone = {"state": "waiting", "position": 1, "queue_length": 1, "estimated_wait_seconds": None}
+    alone = {"state": "waiting", "position": 1, "queue_length": 1, "party_code": ""}  # no estimate yet
     assert waiting[0] == alone
     assert [w["queue_length"] for w in waiting][-1] == 3 and {w["position"] for w in waiting} == {1}
     assert seen["caio"][0]["queue"]["position"] == 3
@@ -424,15 +526,15 @@ async def test_the_feed_shows_position_then_the_match(replicas: Any, mm_stack: S
     (table_id,) = {f["matched"]["table_id"] for f in finals}
     seats = {p.user_id: f["matched"]["seat"] for p, f in zip((ana, bia, caio), finals, strict=True)}
     table = await check_table(bia, table_id, seats)
-    assert table["options"] == card and table["seats"] == 3
+    assert options_of(table) == {"card": "CARD_UNSPECIFIED"} and table["seats"] == 3
     # Later tickets of the queue get an estimate from these waits.
     dan = await guest(b, "dan")
     dan_ticket = await queue(dan, "yatzy", card)
-    assert isinstance(dan_ticket["estimated_wait_seconds"], int)
+    assert isinstance(dan_ticket["estimated_wait_seconds"], int | float)
     assert 0 <= dan_ticket["estimated_wait_seconds"] <= FILL_WAIT + 2
 
     # A bad hello, or someone else's ticket, is refused on the socket.
-    url = str(b.base_url).replace("http", "ws", 1) + f"/v1/matchmaking/tickets/{ana_ticket['id']}/events"
+    url = ticket_url(Player(b, "", "", ""), ana_ticket["id"])
     for hello, code in (({"token": "forged"}, 4401), ({"token": dan.token}, 4403)):
         async with websockets.connect(url) as ws:
             await ws.send(json.dumps(hello))
@@ -443,14 +545,48 @@ async def test_the_feed_shows_position_then_the_match(replicas: Any, mm_stack: S
     await cancel(dan, dan_ticket["id"])
 
 
-async def test_a_lonely_bozu_mekuri_ticket_is_seated_with_cpus(replicas: Any) -> None:
+@pytest.mark.parametrize(
+    ("game", "options"),
+    [("bozu_mekuri", {"turn_timer_seconds": 30}), ("dudo", {"dice_per_player": 3})],
+)
+async def test_a_lonely_casual_ticket_is_seated_with_cpus(
+    replicas: Any, game: str, options: dict[str, Any]
+) -> None:
+    """Every game with CPU seats (was: Bozu Mekuri only)."""
     a, _ = replicas
     ana = await guest(a, "ana")
-    ticket = await queue(ana, "bozu_mekuri", {"turn_timer_seconds": 30})
-    seen: list[dict[str, Any]] = []
+    made = await queue(ana, game, options)
     started = time.monotonic()
-    final = (await follow(ana, ticket["id"], seen))[-1]
+    final = (await follow(ana, made["id"]))[-1]
     assert time.monotonic() - started >= CPU_WAIT - 0.5
     table = await check_table(ana, final["matched"]["table_id"], {ana.user_id: 0})
-    assert [bool(p.get("cpu")) for p in table["players"]] == [False, True, True, True]
+    assert [p["cpu"] for p in table["players"]] == [False, True, True, True]
+    assert table["ranked"] is False and options_of(table).items() >= options.items()
+    snapshot = await ana.view(table["id"])
+    assert [s["cpu_controlled"] for s in snapshot["seats"]] == [False, True, True, True]
+
+
+async def test_a_lonely_party_fills_its_team_with_cpus(replicas: Any) -> None:
+    a, b = replicas
+    ana, bia = await guest(a, "ana"), await guest(b, "bia")
+    party = await queue(ana, "domino", party=True)
+    await bia.call("POST", "/v1/matchmaking/parties/join", {"party_code": party["party_code"]})
+    finals = await asyncio.gather(follow(ana, party["id"]), follow(bia, party["id"]))
+    seats = {p.user_id: f[-1]["matched"]["seat"] for p, f in zip((ana, bia), finals, strict=True)}
+    assert sorted(seats.values()) == [0, 2]  # partners: the first team
+    table = await check_table(bia, finals[0][-1]["matched"]["table_id"], seats)
+    assert [p["cpu"] for p in table["players"]] == [False, True, False, True]
     assert table["ranked"] is False
+
+
+async def test_a_ranked_ticket_is_never_seated_with_cpus(replicas: Any) -> None:
+    a, _ = replicas
+    ana = await register(a, "ana")
+    made = await queue(ana, "bozu_mekuri", {"turn_timer_seconds": 60}, ranked=True)
+    seen: list[dict[str, Any]] = []
+    follower = asyncio.create_task(follow(ana, made["id"], seen))
+    await asyncio.sleep(CPU_WAIT + 5 * CYCLE)
+    assert not follower.done() and all("queue" in m for m in seen)
+    assert (await ticket(ana, made["id"]))["state"] == "waiting"
+    await cancel(ana, made["id"])
+    assert (await follower)[-1] == {"closed": {"state": "cancelled", "reason": "cancelled"}}

@@ -1,12 +1,15 @@
-"""The matchmaker's formation rules: pure functions, no Redis, no clock."""
+"""The matchmaker's formation rules: pure functions, no Redis, no clock. The
+queues' formats come from the games' real declarations (their GameInfo, as
+the gateway learns it from Describe)."""
 
 from __future__ import annotations
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rodada.common.v1 import match_pb2
 
-from gateway.matchmaking import (
+from gateway.matchmaking.rules import (
     Format,
     Formation,
     Waiting,
@@ -18,6 +21,11 @@ from gateway.matchmaking import (
     rating_window,
 )
 from gateway.settings import MatchmakingSettings
+from services.bozo.game import GAME as BOZO_GAME
+from services.bozu_mekuri.game import GAME as BOZU_GAME
+from services.domino.game import GAME as DOMINO_GAME
+from services.dudo.game import GAME as DUDO_GAME
+from services.yatzy.game import GAME as YATZY_GAME
 
 RULES = MatchmakingSettings(
     cycle_seconds=2.0,
@@ -27,11 +35,23 @@ RULES = MatchmakingSettings(
     fill_wait_seconds=10,
     cpu_wait_seconds=45,
 )
-DUEL = queue_format("bozo", "duel")
-DUPLAS = queue_format("bozo", "duplas")
-DOMINO = queue_format("domino", "standard")
-DUDO = queue_format("dudo", "standard")
-BOZU = queue_format("bozu_mekuri", "standard")
+BOZO = BOZO_GAME.info()
+DOMINO_INFO = DOMINO_GAME.info()
+DUDO_INFO = DUDO_GAME.info()
+YATZY_INFO = YATZY_GAME.info()
+BOZU_INFO = BOZU_GAME.info()
+
+
+def fmt(info: match_pb2.GameInfo, options: dict[str, str] | None = None) -> Format:
+    return queue_format(info, queue_mode(info, options or {}))
+
+
+DUEL = fmt(BOZO, {"mode": "DUEL"})
+DUPLAS = fmt(BOZO, {"mode": "DUPLAS"})
+DOMINO = fmt(DOMINO_INFO)
+DUDO = fmt(DUDO_INFO)
+YATZY = fmt(YATZY_INFO)
+BOZU = fmt(BOZU_INFO)
 
 
 def solo(name: str, rating: float = 1500, at: float = 0.0) -> Waiting:
@@ -46,9 +66,7 @@ def players(formation: Formation) -> list[str | None]:
     return [seat[1] if seat else None for seat in formation.seats]
 
 
-def form(
-    tickets: list[Waiting], fmt: Format, now: float, ranked: bool = False
-) -> list[list[str | None]]:
+def form(tickets: list[Waiting], fmt: Format, now: float, ranked: bool = False) -> list[list[str | None]]:
     return [players(f) for f in form_tables(tickets, fmt, RULES, now, ranked)]
 
 
@@ -56,19 +74,25 @@ def form(
 
 
 def test_queue_modes_and_formats() -> None:
-    assert queue_mode("bozo", {"mode": "DUEL"}) == "duel"
-    assert queue_mode("bozo", {"mode": "DUPLAS"}) == "duplas"
+    assert queue_mode(BOZO, {"mode": "DUEL"}).name == "duel"
+    assert queue_mode(BOZO, {"mode": "DUPLAS"}).name == "duplas"
+    # Solo is not queued, and a queue needs its mode chosen.
     for not_queued in ({"mode": "SOLO"}, {}):
-        with pytest.raises(ValueError, match="DUEL or DUPLAS"):
-            queue_mode("bozo", not_queued)
-    assert queue_mode("yatzy", {"card": "SCANDINAVIAN"}) == "standard"
+        with pytest.raises(ValueError, match="options select exactly one of") as refused:
+            queue_mode(BOZO, not_queued)
+        assert "DUEL" in str(refused.value) and "DUPLAS" in str(refused.value)
+    assert queue_mode(YATZY_INFO, {"card": "SCANDINAVIAN"}).name == "standard"
+    assert queue_mode(DUDO_INFO, {"dice_per_player": 3}).name == "standard"
     assert (DUEL.sizes, DUEL.teams, DUEL.cpu_table) == ((2,), (), 0)
-    assert DUPLAS == DOMINO
-    assert (DOMINO.sizes, DOMINO.teams, DOMINO.cpu_table) == ((4,), ((0, 2), (1, 3)), 0)
-    assert queue_format("yatzy", "standard") == DUDO  # Yatzy's 1 and 7-8 seats are not queued
-    assert (DUDO.sizes, DUDO.cpu_table) == ((2, 3, 4, 5, 6), 0)
-    assert (BOZU.sizes, BOZU.cpu_table) == ((2, 3, 4, 5, 6), 4)
-    assert DUPLAS.parties and DOMINO.parties and not DUEL.parties and not DUDO.parties
+    # Bozó has no CPU seats; Dominó has (issue 17): the same teams, only
+    # Dominó fills with CPUs.
+    assert (DUPLAS.sizes, DUPLAS.teams, DUPLAS.cpu_table) == ((4,), ((0, 2), (1, 3)), 0)
+    assert (DOMINO.sizes, DOMINO.teams, DOMINO.cpu_table) == ((4,), ((0, 2), (1, 3)), 4)
+    # Yatzy's 1 and 7-8 seats are not queued; flexible tables have no teams.
+    assert (YATZY.sizes, YATZY.teams, YATZY.cpu_table) == ((2, 3, 4, 5, 6), (), 0)
+    # Every game with CPU seats fills a lone ticket's table: a table of 4 where the size varies.
+    assert DUDO == BOZU and (DUDO.sizes, DUDO.teams, DUDO.cpu_table) == ((2, 3, 4, 5, 6), (), 4)
+    assert DUPLAS.parties and DOMINO.parties and not DUEL.parties and not DUDO.parties and not YATZY.parties
 
 
 # -- rating windows ------------------------------------------------------------------
@@ -128,7 +152,10 @@ def test_a_party_never_splits_or_takes_one_seat() -> None:
     (seats,) = form(tickets, DOMINO, now=3)
     assert sorted(s for s in seats if s) == ["a", "b", "p", "q"]  # a search, not greedy: skips c
     assert {seats[1], seats[3]} == {"p", "q"} or {seats[0], seats[2]} == {"p", "q"}
-    assert form([solo("a"), party("p", "q", at=1)], DOMINO, now=100) == []
+    # Bozó duplas has no CPUs: a solo and a party wait however long.
+    assert form([solo("a"), party("p", "q", at=1)], DUPLAS, now=10_000) == []
+    # Dominó before the CPU wait: the same.
+    assert form([solo("a"), party("p", "q", at=1)], DOMINO, now=44) == []
 
 
 def test_ranked_teams_are_balanced() -> None:
@@ -147,13 +174,16 @@ def test_ranked_teams_are_balanced() -> None:
 
 def test_largest_table_after_a_short_wait() -> None:
     three = [solo(n, at=i) for i, n in enumerate("abc")]
-    assert form(three, DUDO, now=9.9) == []  # nothing too early
-    assert form(three, DUDO, now=10) == [["a", "b", "c"]]
+    assert form(three, YATZY, now=9.9) == []  # nothing too early
+    assert form(three, YATZY, now=10) == [["a", "b", "c"]]
     # A full table of 6 forms at once; the rest wait for their own time.
     eight = [solo(n, at=i * 0.1) for i, n in enumerate("abcdefgh")]
+    assert form(eight, YATZY, now=1) == [list("abcdef")]
+    assert form(eight, YATZY, now=10.7) == [list("abcdef"), ["g", "h"]]
+    assert form([solo("alone")], YATZY, now=10_000) == []  # Yatzy has no CPUs
+    # The same with a game that has CPU seats: people first, at the short wait.
+    assert form(three, DUDO, now=10) == [["a", "b", "c"]]
     assert form(eight, DUDO, now=1) == [list("abcdef")]
-    assert form(eight, DUDO, now=10.7) == [list("abcdef"), ["g", "h"]]
-    assert form([solo("alone")], DUDO, now=10_000) == []  # Dudo has no CPUs
 
 
 def test_ranked_flexible_tables_hold_only_mutually_compatible_players() -> None:
@@ -168,24 +198,47 @@ def test_ranked_flexible_tables_hold_only_mutually_compatible_players() -> None:
     assert sorted(p for p in table if p) == ["a", "b", "c"]
 
 
-def test_bozu_mekuri_seats_a_lone_ticket_with_cpus_after_the_long_wait() -> None:
+@pytest.mark.parametrize("queue", [BOZU, DUDO], ids=["bozu_mekuri", "dudo"])
+def test_a_lone_ticket_is_seated_with_cpus_after_the_long_wait(queue: Format) -> None:
+    # Issue 17: every game with CPU seats, not only Bozu Mekuri.
     lonely = solo("ana", at=0)
-    assert form([lonely], BOZU, now=44.9) == []
-    formation = form_tables([lonely], BOZU, RULES, 45, False)[0]
+    assert form([lonely], queue, now=44.9) == []
+    formation = form_tables([lonely], queue, RULES, 45, False)[0]
     assert players(formation) == ["ana", None, None, None] and formation.cpu_seats == (1, 2, 3)
+    # Never in a ranked queue: a rating moves only between people.
+    assert form([lonely], queue, now=10_000, ranked=True) == []
     # Two players form a table of two after the short wait, never with CPUs.
-    assert form([lonely, solo("bia", at=1)], BOZU, now=11) == [["ana", "bia"]]
+    assert form([lonely, solo("bia", at=1)], queue, now=11) == [["ana", "bia"]]
+
+
+def test_a_lone_party_fills_its_team_with_cpus() -> None:
+    # Dominó, casual: a party alone after the long wait sits as partners
+    # (team 0: seats 0 & 2), the computer plays the other team.
+    lonely = party("ana", "bia", at=0)
+    assert form([lonely], DOMINO, now=44.9) == []
+    (formation,) = form_tables([lonely], DOMINO, RULES, 45, False)
+    assert players(formation) == ["ana", None, "bia", None] and formation.cpu_seats == (1, 3)
+    (formation,) = form_tables([solo("caio")], DOMINO, RULES, 45, False)
+    assert players(formation) == ["caio", None, None, None]
+    assert form([lonely], DOMINO, now=10_000, ranked=True) == []
+    # Bozó duplas has no CPU seats: never.
+    assert form([lonely], DUPLAS, now=10_000) == []
 
 
 def test_nothing_forms_too_early() -> None:
     assert form([solo("a")], DUEL, now=10_000) == []
-    assert form([solo("a"), solo("b"), solo("c")], DOMINO, now=10_000) == []
+    assert form([solo("a"), solo("b"), solo("c")], DUPLAS, now=10_000) == []
+    assert form([solo("a"), solo("b"), solo("c")], DOMINO, now=44) == []
+    assert form([solo("a"), solo("b"), solo("c")], DOMINO, now=10_000, ranked=True) == []
     assert form([solo("a"), solo("b")], DUDO, now=9) == []
 
 
 def test_a_player_is_never_seated_twice() -> None:
     # The Redis side allows one live ticket per player; the rules do not trust it.
     assert form([solo("a"), Waiting("t-a2", ("a",), 1500, 1)], DUEL, now=5) == []
+    # Not with CPUs either: each ticket gets a table of its own, never both one.
+    tables = form_tables([solo("a"), Waiting("t-a2", ("a",), 1500, 1)], DUDO, RULES, 100, False)
+    assert all(len(f.ticket_ids) == 1 for f in tables)
 
 
 def test_estimated_wait() -> None:
@@ -196,13 +249,11 @@ def test_estimated_wait() -> None:
 
 # -- properties ---------------------------------------------------------------------------
 
-units = st.lists(
-    st.tuples(st.booleans(), st.integers(1200, 1800), st.floats(0, 60)), min_size=0, max_size=14
-)
+units = st.lists(st.tuples(st.booleans(), st.integers(1200, 1800), st.floats(0, 60)), min_size=0, max_size=14)
 
 
-@settings(max_examples=200, deadline=None)
-@given(units, st.sampled_from([DUEL, DUPLAS, DUDO, BOZU]), st.booleans(), st.floats(0, 120))
+@settings(max_examples=300, deadline=None)
+@given(units, st.sampled_from([DUEL, DUPLAS, DOMINO, DUDO, YATZY, BOZU]), st.booleans(), st.floats(0, 120))
 def test_every_formation_is_legal(
     spec: list[tuple[bool, int, float]], fmt: Format, ranked: bool, now: float
 ) -> None:
@@ -221,7 +272,11 @@ def test_every_formation_is_legal(
         # Every member of every chosen ticket is seated: nobody is left behind.
         assert sorted(user for _, user in humans) == sorted(u for t in ids for u in by_id[t].members)
         if formation.cpu_seats:
-            assert fmt.cpu_table and len(formation.seats) == fmt.cpu_table and len(humans) == 1
+            # CPUs only in casual queues of games with CPU seats, for one
+            # ticket that waited the long wait.
+            assert fmt.cpu_table and not ranked and len(formation.seats) == fmt.cpu_table
+            (only,) = ids
+            assert now - by_id[only].enqueued_at >= RULES.cpu_wait_seconds
         else:
             assert len(formation.seats) in fmt.sizes
         for team in fmt.teams:  # a party's two players on one side
