@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from services.kit.game import DEFAULT_PACKAGES, service_modules
@@ -25,7 +26,8 @@ def games_setting(addresses: dict[str, str]) -> str:
 
 class Stack:
     """``redis_url`` points the platform at a Redis the caller runs (a cluster,
-    say, with ``cluster=True``); otherwise the stack starts its own."""
+    say, with ``cluster=True``); otherwise the stack starts its own. ``games``
+    limits it to some of the games found in ``packages``."""
 
     def __init__(
         self,
@@ -34,13 +36,15 @@ class Stack:
         cluster: bool = False,
         env: dict[str, str] | None = None,
         packages: tuple[str, ...] = DEFAULT_PACKAGES,
+        games: Sequence[str] | None = None,
     ) -> None:
         self.root = root
         self.keys_dir = root / "keys"
         self.signer = TokenSigner(load_or_create_signing_key(self.keys_dir))
         self.redis = None if redis_url else RedisServer(root / "redis").start()
         self.redis_url = redis_url or self.redis.url  # type: ignore[union-attr]
-        self.modules = service_modules(packages)
+        found = service_modules(packages)
+        self.modules = {g: module for g, module in found.items() if games is None or g in games}
         self.games = list(self.modules)
         self.grpc_ports = {game: free_port() for game in self.games}
         self.metrics_ports = {game: free_port() for game in self.games}

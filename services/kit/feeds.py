@@ -126,6 +126,11 @@ class Listener:
         self.ended = False
         self.timer: asyncio.TimerHandle | None = None
 
+    def sit(self, seat: int | None) -> None:
+        """The watcher's seat (None: a spectator), known from a snapshot."""
+        self.seat = seat
+        self.viewer = Viewer(self.viewer.user_id, seat, self.viewer.host)
+
     def offer(self, item: Item) -> None:
         if self.early is None:
             self.route(item)
@@ -247,6 +252,8 @@ class FeedHub:
             covered = int(getattr(state, "last_event_id", 0))
             listener.position = after_event_id
             final = False
+            if isinstance(state, match_pb2.Snapshot):  # the seat first: its hidden events are in the history
+                listener.sit(None if state.seat < 0 else state.seat)
             # The history up to the state, then the state: a resume has no gap.
             while listener.position < covered:
                 batch = await self.store.read_events(match_id, listener.position, _BATCH)
@@ -256,11 +263,12 @@ class FeedHub:
                     event = decode_event(event_id, raw)
                     final = final or event.final
                     listener.route(Item(event))
-            if isinstance(state, match_pb2.Snapshot):
-                listener.seat = None if state.seat < 0 else state.seat
-                listener.viewer = Viewer(listener.viewer.user_id, listener.seat, listener.viewer.host)
-                if final and state.status != match_pb2.MATCH_STATUS_FINISHED:
-                    state = await current()  # the final write landed meanwhile
+            if (
+                isinstance(state, match_pb2.Snapshot)
+                and final
+                and state.status != match_pb2.MATCH_STATUS_FINISHED
+            ):
+                state = await current()  # the final write landed meanwhile
             listener.route(Item(state))
             # Live from here: what arrived meanwhile first.
             early, listener.early = listener.early or deque(), None
@@ -361,6 +369,8 @@ class FeedHub:
         update = match_pb2.LiveUpdate.FromString(payload)
         if entry.repair or (entry.last_id is not None and first_id > entry.last_id + 1):
             await self._fill(match_id, entry, first_id - 1)
+        if update.snapshots:  # the write that starts a match seats the lobby's watchers: before its events
+            self._seat_lobby(entry, update.snapshots[0])
         for offset, event in enumerate(update.events):
             event.id = first_id + offset
             self._broadcast(entry, Item(event))
@@ -377,14 +387,18 @@ class FeedHub:
         for listener in list(entry.listeners):
             listener.offer(item)
 
+    def _seat_lobby(self, entry: _Match, snapshot: match_pb2.Snapshot) -> None:
+        """Listeners not seated yet (a table's feed from its lobby) take the
+        seat the match gives their user."""
+        seats = {s.user_id: i for i, s in enumerate(snapshot.seats) if s.user_id}
+        for listener in list(entry.listeners):
+            if listener.seat is None and listener.viewer.user_id in seats:
+                listener.sit(seats[listener.viewer.user_id])
+
     def _hand_out(self, entry: _Match, snapshots: Any) -> None:
         """Each listener its own audience's snapshot (one Item per audience)."""
         by_seat = {snapshot.seat: Item(snapshot) for snapshot in snapshots}
-        seats = {s.user_id: i for i, s in enumerate(snapshots[0].seats) if s.user_id}
         for listener in list(entry.listeners):
-            if listener.seat is None and listener.viewer.user_id in seats:
-                listener.seat = seats[listener.viewer.user_id]
-                listener.viewer = Viewer(listener.viewer.user_id, listener.seat, listener.viewer.host)
             item = by_seat.get(-1 if listener.seat is None else listener.seat)
             if item is not None:
                 listener.offer(item)

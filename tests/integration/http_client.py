@@ -150,7 +150,9 @@ class Feed:
         self.items.append(item)
         return item
 
-    async def until(self, done: Callable[[dict[str, Any]], bool], timeout: float = 10.0) -> list[dict[str, Any]]:
+    async def until(
+        self, done: Callable[[dict[str, Any]], bool], timeout: float = 10.0
+    ) -> list[dict[str, Any]]:
         """Read until an item satisfies ``done``; the items read, that one last."""
         deadline = time.monotonic() + timeout
         seen = []
@@ -164,6 +166,25 @@ class Feed:
         """The next pushed snapshot."""
         return (await self.until(lambda item: "snapshot" in item, timeout))[-1]["snapshot"]
 
+    async def snapshot_at(self, version: int, timeout: float = 10.0) -> dict[str, Any]:
+        """The snapshot pushed for ``version`` (read up to it, unless it came already)."""
+        for item in reversed(self.items):
+            if item.get("snapshot", {}).get("version") == version:
+                return item["snapshot"]  # type: ignore[no-any-return]
+        seen = await self.until(lambda item: item.get("snapshot", {}).get("version", -1) >= version, timeout)
+        snap: dict[str, Any] = seen[-1]["snapshot"]
+        assert snap["version"] == version, f"version {version} was skipped: {snap['version']} came"
+        return snap
+
+    async def to_end(self, timeout: float = 300.0) -> list[dict[str, Any]]:
+        """Read until the match's end: every item this feed carried, the
+        ``end`` item last (the server then closes with 1000)."""
+        await self.until(lambda item: "end" in item or "error" in item, timeout)
+        await asyncio.wait_for(self.socket.wait_closed(), 10)
+        assert self.items[-1] == {"end": {"reason": "finished"}}, self.items[-1]
+        assert self.close_code == 1000
+        return self.items
+
     @property
     def last_event_id(self) -> int:
         ids = [item["event"]["id"] for item in self.items if "event" in item]
@@ -172,3 +193,71 @@ class Feed:
     @property
     def close_code(self) -> int | None:
         return self.socket.close_code if self.socket else None
+
+
+# -- following a whole match, and what GET /view said -------------------------------
+
+
+async def follow(
+    player: Player, base_url: str, table_id: str, after_event_id: int = 0, timeout: float = 300.0
+) -> list[dict[str, Any]]:
+    """Every item ``player``'s feed of the table carries until the match's
+    end (the ``end`` item last; the socket then closed 1000). Run it as a
+    task beside the play."""
+    async with player.feed(base_url, table_id, after_event_id) as feed:
+        return await feed.to_end(timeout)
+
+
+def game_events(items: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """The game events among feed items: (kind, data, the whole MatchEvent)."""
+    return [(*found, item["event"]) for item in items if (found := game_event(item))]
+
+
+def snapshots(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [item["snapshot"] for item in items if "snapshot" in item]
+
+
+def notices(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [n for item in items if (n := notice(item))]
+
+
+@dataclass
+class Views:
+    """GET /view as each viewer (a seat; -1 for a spectator) had it at each
+    version: ``record`` after every move, then ``check`` that a feed's pushed
+    snapshots are exactly what GET /view gave that viewer at the same version."""
+
+    table_id: str
+    viewers: dict[int, Player]
+    seen: dict[tuple[int, int], dict[str, Any]] = field(default_factory=dict)
+
+    async def record(self) -> dict[int, dict[str, Any]]:
+        """Every viewer's snapshot now (all at one version)."""
+        got = await asyncio.gather(*(p.view(self.table_id) for p in self.viewers.values()))
+        now = dict(zip(self.viewers, got, strict=True))
+        assert len({s["version"] for s in now.values()}) == 1, "the match moved while it was read"
+        for seat, snap in now.items():
+            assert snap["seat"] == seat, (seat, snap["seat"])
+            self.seen[(seat, snap["version"])] = snap
+        return now
+
+    def check(self, seat: int, items: list[dict[str, Any]]) -> int:
+        """Every snapshot pushed on ``seat``'s feed equals the recorded GET
+        /view of that seat at that version; how many there were."""
+        pushed = snapshots(items)
+        assert pushed, "the feed pushed no snapshot"
+        versions = [s["version"] for s in pushed]
+        assert versions == sorted(set(versions)), versions  # one per version, in order
+        for snap in pushed:
+            recorded = self.seen.get((seat, snap["version"]))
+            assert recorded is not None, f"seat {seat}: version {snap['version']} was never read"
+            assert_same(snap, recorded, f"seat {seat}'s pushed snapshot and GET /view")
+        return len(pushed)
+
+
+def assert_same(snap: dict[str, Any], read: dict[str, Any], what: str = "snapshots") -> None:
+    """Two snapshots of one version are the same, field by field."""
+    differing = {
+        k: (snap.get(k), read.get(k)) for k in snap.keys() | read.keys() if snap.get(k) != read.get(k)
+    }
+    assert not differing, f"{what} differ at version {snap['version']}: {differing}"

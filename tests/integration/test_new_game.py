@@ -29,10 +29,14 @@ async def test_the_gateway_learns_nim_and_plays_it(stack: Stack) -> None:
                 (seat,) = snap["to_act"]
                 current = await players[seat].view(table_id)
                 heap = current["view"]["heap"]
-                snap = await players[seat].act(table_id, current["version"], {"take": {"stones": min(2, heap)}})
+                snap = await players[seat].act(
+                    table_id, current["version"], {"take": {"stones": min(2, heap)}}
+                )
             items: list[dict[str, Any]] = await feed.until(lambda item: "end" in item)
             await feed.socket.wait_closed()
-        took = [data for item in items if (found := game_event(item)) for kind, data in [found] if kind == "took"]
+        took = [
+            data for item in items if (found := game_event(item)) for kind, data in [found] if kind == "took"
+        ]
         assert sum(t["stones"] for t in took) == 7 and took[-1]["heap"] == 0
         winner = took[-1]["seat"]
         assert snap["result"]["ranks"][winner] == 1 and sorted(snap["result"]["ranks"]) == [1, 2]
