@@ -372,7 +372,7 @@ class Tables:
     async def start(self, table_id: str, host: Identity | None) -> Record:
         """Start a full table: the host (``host``), an open table when its last
         seat is taken, or the matchmaker (``None``). Every step can be
-        repeated by any replica: the table is marked started (compare-and-set),
+        repeated, by any replica and by the host: the table is marked started (compare-and-set),
         the match created (``match_exists`` is success), the invites closed.
         If the game refuses the match, the table opens again."""
 
@@ -380,9 +380,10 @@ class Tables:
             if host is not None:
                 _require_host(table, host)
             if table["status"] == PLAYING:
-                if host is not None:
-                    _require_open(table)
-                return []  # a retried start finishes what was begun
+                # A retried start (the host's after an outage or a lost reply,
+                # or the matchmaker's) finishes what was begun: starting is
+                # idempotent, the reply the same match.
+                return []
             if any(p is None for p in table["players"]):
                 raise conflict("seats_free", "every seat must be taken before the start")
             table["status"] = PLAYING
