@@ -81,6 +81,19 @@ class GameClient:
             raise invalid(reason, f"expected a {message.DESCRIPTOR.full_name}")
         return message
 
+    def options(self, packed: any_pb2.Any) -> dict[str, Any]:
+        """A table's options in canonical proto JSON, unset fields with the
+        game's defaults: two spellings of one table's rules are equal."""
+        given = json_format.MessageToDict(
+            self.unpack("Options", packed, "invalid_options"), preserving_proto_field_name=True
+        )
+        filled = self.pack(
+            "Options", {**json_format.MessageToDict(self.info.option_defaults), **given}, "invalid_options"
+        )
+        return json_format.MessageToDict(
+            self.unpack("Options", filled, "invalid_options"), preserving_proto_field_name=True
+        )
+
     def mode(self, name: str) -> match_pb2.Mode:
         for mode in self.info.modes:
             if mode.name == name:

@@ -11,7 +11,7 @@ hash; every key of one queue carries the ``{mm:<q>}`` hash tag, so each
 script below touches a single Redis Cluster slot):
 
 - ``{mm:<q>}:t:<ticket>`` hash: ``doc`` (JSON: queue, leader, party, created),
-  ``members`` (JSON: user id, name, rating each), ``state`` (party_open,
+  ``members`` (JSON: user id, name, role, rating each), ``state`` (party_open,
   waiting, forming, matched, cancelled, dropped, failed), ``enqueued_at``,
   ``party_code``, ``table`` and ``seats`` once taken, ``reason``,
   ``closed_at``. Ticket ids are ``<q>`` + 16 random hex, so the id names
@@ -162,7 +162,7 @@ class Ticket:
     leader: str
     party: bool
     created_at: float
-    members: list[dict[str, Any]]  # user_id, name, rating
+    members: list[dict[str, Any]]  # user_id, name, role, rating
     state: str
     enqueued_at: float | None
     party_code: str | None
@@ -229,8 +229,7 @@ class Matchmaking:
         """The queue for a request; 404 unknown game, 422 options that do not
         parse or a mode that is not queued."""
         game = self.games.get(game_name)
-        message = game.unpack("Options", game.pack("Options", options, "invalid_options"), "invalid_options")
-        canonical = json_format.MessageToDict(message, preserving_proto_field_name=True)
+        canonical = game.options(game.pack("Options", options, "invalid_options"))
         try:
             mode = queue_mode(game.info, canonical)
         except ValueError as exc:
@@ -275,7 +274,7 @@ class Matchmaking:
             if code:  # first, so that no party ticket exists without its code
                 await self.redis.set(keys.mm_party(code), ticket_id, ex=PARTY_CODE_SECONDS)
             doc = {"queue": queue.spec(), "leader": user.user_id, "party": party, "created_at": now}
-            member = {"user_id": user.user_id, "name": user.name, "rating": rating}
+            member = {"user_id": user.user_id, "name": user.name, "role": user.role, "rating": rating}
             await self._create(
                 keys=[keys.mm_ticket(ticket_id), queue.key("waiting"), queue.key("alive")],
                 args=[
@@ -323,7 +322,10 @@ class Matchmaking:
             # Register again: the queue may have been forgotten while the
             # party waited outside it.
             await self._register_queue(queue, now)
-            members = [*ticket.members, {"user_id": user.user_id, "name": user.name, "rating": rating}]
+            members = [
+                *ticket.members,
+                {"user_id": user.user_id, "name": user.name, "role": user.role, "rating": rating},
+            ]
             joined = bool(
                 await self._join(
                     keys=[keys.mm_ticket(ticket_id), queue.key("waiting"), queue.key("alive")],
@@ -729,7 +731,7 @@ def _view(status: Status, viewer: str, now: float) -> dict[str, Any]:
         "options": ticket.queue.options,
         "state": ticket.state,
         "party": ticket.party,
-        "members": [{"user_id": m["user_id"], "name": m["name"]} for m in ticket.members],
+        "members": [{"user_id": m["user_id"], "name": m["name"], "role": m["role"]} for m in ticket.members],
         "created_at": ticket.created_at,
         "enqueued_at": ticket.enqueued_at,
     }
@@ -763,5 +765,7 @@ def ticket_message(view: dict[str, Any], games: Games) -> platform_pb2.Ticket:
     fields = {k: v for k, v in view.items() if k not in ("options", "members") and v is not None}
     ticket = json_format.ParseDict(fields, platform_pb2.Ticket())
     ticket.options.CopyFrom(games.get(view["game"]).pack("Options", view["options"], "invalid_options"))
-    ticket.members.extend(platform_pb2.User(id=m["user_id"], name=m["name"]) for m in view["members"])
+    ticket.members.extend(
+        platform_pb2.User(id=m["user_id"], name=m["name"], role=m["role"]) for m in view["members"]
+    )
     return ticket

@@ -10,8 +10,9 @@ of one queue and the time, which tables to form (:func:`form_tables`).
 - Casual queues of games with CPU seats: a ticket still alone after
   ``cpu_wait_seconds`` is seated with CPUs (a 4-seat table where the size
   varies, as RULES.md's "a single person plays against 3 CPU seats", else
-  the mode's size; a party fills its team). Such a table is never ranked: a
-  rating moves only between people.
+  the mode's size; a party fills its team) and every other waiting ticket
+  that fits sits with it. Such a table is never ranked: a rating moves only
+  between people.
 - Ranked: each ticket accepts a rating gap of ``window_start`` plus
   ``window_step`` per matcher cycle waited, up to ``window_cap``; two tickets
   are compatible when the gap fits *both* windows, and every pair at a table
@@ -170,7 +171,7 @@ def form_tables(
         if group is not None:
             formation = _seat(group, fmt, ranked)
         elif fmt.cpu_table and not ranked and waited >= settings.cpu_wait_seconds:
-            formation = _with_cpus(anchor, fmt)
+            formation = _with_cpus(anchor, others, fmt, compatible)
         else:
             continue
         taken.update(formation.ticket_ids)
@@ -181,13 +182,24 @@ def form_tables(
 Compatible = Callable[[Waiting, Waiting], bool]
 
 
-def _with_cpus(ticket: Waiting, fmt: Format) -> Formation:
-    """A lone ticket's table, the other seats played by the computer: a
-    party sits as partners (the first team's seats)."""
+def _with_cpus(anchor: Waiting, others: list[Waiting], fmt: Format, compatible: Compatible) -> Formation:
+    """The anchor's table with CPUs: every other waiting ticket that still
+    fits sits too (three people waiting for a four-seat table play with one
+    CPU, not each with three), the rest of the seats played by the computer.
+    In team games a ticket sits within one team, the one with the most free
+    seats, so people spread across teams rather than face a team of CPUs."""
     seats: list[Seat] = [None] * fmt.cpu_table
-    places = fmt.teams[0] if fmt.teams else range(fmt.cpu_table)
-    for seat, user in zip(places, ticket.members, strict=False):
-        seats[seat] = (ticket.ticket_id, user)
+    free = [list(team) for team in fmt.teams] if fmt.teams else [list(range(fmt.cpu_table))]
+    group: list[Waiting] = []
+    for ticket in [anchor, *others]:
+        if not all(compatible(ticket, g) for g in group):
+            continue
+        team = max(free, key=len)
+        if len(team) < ticket.size:
+            continue
+        group.append(ticket)
+        for user in ticket.members:
+            seats[team.pop(0)] = (ticket.ticket_id, user)
     return Formation(tuple(seats))
 
 

@@ -29,4 +29,5 @@ GAME = Game(
     turn_number=engine.turn_number,
     cpu=cpu,
     legal=engine.legal,
+    defaults=engine.DEFAULTS,
 )

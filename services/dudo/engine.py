@@ -66,7 +66,7 @@ State (JSON; never leaves the service, ``view`` is the only way out)::
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from rodada.dudo.v1 import dudo_pb2
 
@@ -85,7 +85,7 @@ from services.kit.engine import (
     State,
 )
 
-DEFAULT_DICE = 3
+DEFAULTS: Final = {"dice_per_player": 3}  # Options fields left unset
 MAX_DICE = 5
 
 # Call and Outcome enum names of the proto.
@@ -103,7 +103,7 @@ REMOVED_INACTIVE = "REMOVED_INACTIVE"
 
 
 def setup(seats: int, options: dudo_pb2.Options, mode: str, ctx: Context) -> tuple[State, list[Event]]:
-    dice = options.dice_per_player if options.HasField("dice_per_player") else DEFAULT_DICE
+    dice = options.dice_per_player if options.HasField("dice_per_player") else DEFAULTS["dice_per_player"]
     if not 1 <= dice <= MAX_DICE:
         raise InvalidAction("invalid_options", f"dice_per_player must be 1 to {MAX_DICE}")
     rules: JSON = {

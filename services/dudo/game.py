@@ -30,4 +30,5 @@ GAME = Game(
     legal=engine.legal,
     ask=engine.ask,
     cpu=cpu.choose,
+    defaults=engine.DEFAULTS,
 )

@@ -114,6 +114,9 @@ class Game:
     cpu_seats: bool = False  # a table may give seats to the computer
     open_tables: bool = False
     ask: Callable[[State, int | None, Any], JSON] | None = None  # Question → Answer JSON
+    # The values Options fields take when a table leaves them unset (proto
+    # JSON); options are filled in before anything reads them.
+    defaults: Mapping[str, Any] = field(default_factory=dict)
     # Every action ``seat`` may make now, in the Action's JSON form (random
     # play, CPUs, clients); None when the game does not enumerate them.
     legal: Callable[[State, int], list[JSON]] | None = None
@@ -162,12 +165,15 @@ class Game:
             claims=match_pb2.ClaimPolicy.Value(self.claims),
             inactivity_seconds=INACTIVITY_SECONDS,
             questions=self.ask is not None,
+            option_defaults=_struct(self.defaults),
         )
 
     # -- parsing client input (strict: unknown fields fail) --
 
     def options(self, data: Any) -> Message:
-        return parse(self.messages.Options, data, "invalid_options")
+        """The table's Options, every unset field with its default."""
+        given = to_json(parse(self.messages.Options, data, "invalid_options"))
+        return parse(self.messages.Options, {**self.defaults, **given}, "invalid_options")
 
     def action(self, data: Any) -> Message:
         return parse(self.messages.Action, data, "malformed_action")

@@ -26,7 +26,7 @@ State (JSON)::
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from rodada.yatzy.v1 import yatzy_pb2
 
@@ -45,6 +45,7 @@ from services.kit.engine import (
 from services.yatzy import scoring
 
 DICE = 5
+DEFAULTS: Final = {"card": "CLASSIC"}  # Options fields left unset
 MAX_THROWS = 3
 
 

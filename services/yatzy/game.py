@@ -23,4 +23,5 @@ GAME = Game(
     in_play=engine.in_play,
     depart=engine.depart,
     legal=engine.legal,
+    defaults=engine.DEFAULTS,
 )

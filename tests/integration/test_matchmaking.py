@@ -242,7 +242,7 @@ async def test_cancel_one_live_ticket_and_bad_input_changes_nothing(replicas: An
     assert (made["state"], made["position"], made["queue_length"]) == ("waiting", 1, 1)
     assert (made["game"], made["mode"], options_of(made)) == ("yatzy", "standard", options)
     assert made["options"]["@type"] == "type.googleapis.com/rodada.yatzy.v1.Options"
-    assert made["members"] == [{"id": ana.user_id, "name": "ana", "role": ""}]
+    assert made["members"] == [{"id": ana.user_id, "name": "ana", "role": "guest"}]
     assert made["ranked"] is False and made["party"] is False and made["party_code"] == ""
     assert "estimated_wait_seconds" not in made  # no history in this queue yet
     path = f"/v1/matchmaking/tickets/{made['id']}"
@@ -500,19 +500,20 @@ async def test_ranked_tickets_match_only_within_their_widening_windows(replicas:
 
 async def test_the_feed_shows_position_then_the_match(replicas: Any, mm_stack: Stack) -> None:
     a, b = replicas
-    card: dict[str, Any] = {}  # a queue nobody has been matched in yet (the card unset: CLASSIC)
+    # A queue nobody has been matched in yet: Dudo with two dice and palifico.
+    rules: dict[str, Any] = {"dice_per_player": 2, "palifico": True}
     ana, bia, caio = await guest(a, "ana"), await guest(b, "bia"), await guest(a, "caio")
     seen: dict[str, list[dict[str, Any]]] = {"ana": [], "bia": [], "caio": []}
-    ana_ticket = await queue(ana, "yatzy", card)
+    ana_ticket = await queue(ana, "dudo", rules)
     ana_follows = asyncio.create_task(follow(ana, ana_ticket["id"], seen["ana"]))
 
     async def ana_heard() -> bool:
         return bool(seen["ana"])
 
     await until(ana_heard)
-    bia_ticket = await queue(bia, "yatzy", card)
+    bia_ticket = await queue(bia, "dudo", rules)
     bia_follows = asyncio.create_task(follow(bia, bia_ticket["id"], seen["bia"]))
-    caio_ticket = await queue(caio, "yatzy", card)
+    caio_ticket = await queue(caio, "dudo", rules)
     caio_follows = asyncio.create_task(follow(caio, caio_ticket["id"], seen["caio"]))
     finals = [(await f)[-1] for f in (ana_follows, bia_follows, caio_follows)]
 
@@ -526,10 +527,10 @@ async def test_the_feed_shows_position_then_the_match(replicas: Any, mm_stack: S
     (table_id,) = {f["matched"]["table_id"] for f in finals}
     seats = {p.user_id: f["matched"]["seat"] for p, f in zip((ana, bia, caio), finals, strict=True)}
     table = await check_table(bia, table_id, seats)
-    assert options_of(table) == {"card": "CARD_UNSPECIFIED"} and table["seats"] == 3
+    assert options_of(table) == {**rules, "calza": False, "open_on_ones": False} and table["seats"] == 3
     # Later tickets of the queue get an estimate from these waits.
     dan = await guest(b, "dan")
-    dan_ticket = await queue(dan, "yatzy", card)
+    dan_ticket = await queue(dan, "dudo", rules)
     assert isinstance(dan_ticket["estimated_wait_seconds"], int | float)
     assert 0 <= dan_ticket["estimated_wait_seconds"] <= FILL_WAIT + 2
 
@@ -590,3 +591,17 @@ async def test_a_ranked_ticket_is_never_seated_with_cpus(replicas: Any) -> None:
     assert (await ticket(ana, made["id"]))["state"] == "waiting"
     await cancel(ana, made["id"])
     assert (await follower)[-1] == {"closed": {"state": "cancelled", "reason": "cancelled"}}
+
+
+async def test_unset_options_and_their_defaults_are_one_queue(replicas: Any) -> None:
+    """Yatzy's card left unset is the classic card: the ticket says so, and
+    a ticket asking for CLASSIC waits behind it in the same queue."""
+    a, b = replicas
+    ana, bia = await guest(a, "ana"), await guest(b, "bia")
+    unset = await queue(ana, "yatzy", {})
+    assert options_of(unset) == {"card": "CLASSIC"}
+    classic = await queue(bia, "yatzy", {"card": "CLASSIC"})
+    assert options_of(classic) == {"card": "CLASSIC"}
+    assert (await ticket(bia, classic["id"]))["queue_length"] == 2
+    await cancel(ana, unset["id"])
+    await cancel(bia, classic["id"])

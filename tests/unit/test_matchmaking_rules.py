@@ -225,6 +225,20 @@ def test_a_lone_party_fills_its_team_with_cpus() -> None:
     assert form([lonely], DUPLAS, now=10_000) == []
 
 
+def test_people_waiting_for_a_cpu_table_share_it() -> None:
+    # Three people waiting for a Dominó table play together with one CPU,
+    # spread across the teams, rather than three tables of one person.
+    waiting = [solo("ana", at=0), solo("bia", at=1), solo("caio", at=2)]
+    (formation,) = form_tables(waiting, DOMINO, RULES, 45, False)
+    assert players(formation) == ["ana", "bia", "caio", None] and formation.cpu_seats == (3,)
+    # A party and a solo: the party as partners, the solo against them.
+    (formation,) = form_tables([solo("ana", at=0), party("bia", "caio", at=1)], DOMINO, RULES, 45, False)
+    assert players(formation) == ["ana", "bia", None, "caio"]
+    # Two parties make a full table, CPUs or not.
+    (formation,) = form_tables([party("ana", "bia", at=0), party("caio", "davi", at=1)], DOMINO, RULES, 1, False)
+    assert formation.cpu_seats == ()
+
+
 def test_nothing_forms_too_early() -> None:
     assert form([solo("a")], DUEL, now=10_000) == []
     assert form([solo("a"), solo("b"), solo("c")], DUPLAS, now=10_000) == []
@@ -272,11 +286,13 @@ def test_every_formation_is_legal(
         # Every member of every chosen ticket is seated: nobody is left behind.
         assert sorted(user for _, user in humans) == sorted(u for t in ids for u in by_id[t].members)
         if formation.cpu_seats:
-            # CPUs only in casual queues of games with CPU seats, for one
-            # ticket that waited the long wait.
+            # CPUs only in casual queues of games with CPU seats, at the
+            # table of a ticket that waited the long wait (it sits first).
             assert fmt.cpu_table and not ranked and len(formation.seats) == fmt.cpu_table
-            (only,) = ids
-            assert now - by_id[only].enqueued_at >= RULES.cpu_wait_seconds
+            assert now - by_id[ids[0]].enqueued_at >= RULES.cpu_wait_seconds
+            # Where the size varies, a second person makes a table without CPUs.
+            if len(fmt.sizes) > 1:
+                assert len(ids) == 1
         else:
             assert len(formation.seats) in fmt.sizes
         for team in fmt.teams:  # a party's two players on one side
