@@ -11,8 +11,16 @@ from collections.abc import Sequence
 
 # Card order, as the seed's table lists it. The names are the proto's Box values.
 BOXES: tuple[str, ...] = (
-    "AS", "DUQUE", "TERNO", "QUADRA", "QUINA", "SENA",
-    "FULL", "SEGUIDA", "QUADRADA", "GENERAL",
+    "AS",
+    "DUQUE",
+    "TERNO",
+    "QUADRA",
+    "QUINA",
+    "SENA",
+    "FULL",
+    "SEGUIDA",
+    "QUADRADA",
+    "GENERAL",
 )
 
 # Number boxes: only the dice of that face count, face * count.

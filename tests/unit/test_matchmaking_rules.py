@@ -235,7 +235,9 @@ def test_people_waiting_for_a_cpu_table_share_it() -> None:
     (formation,) = form_tables([solo("ana", at=0), party("bia", "caio", at=1)], DOMINO, RULES, 45, False)
     assert players(formation) == ["ana", "bia", None, "caio"]
     # Two parties make a full table, CPUs or not.
-    (formation,) = form_tables([party("ana", "bia", at=0), party("caio", "davi", at=1)], DOMINO, RULES, 1, False)
+    (formation,) = form_tables(
+        [party("ana", "bia", at=0), party("caio", "davi", at=1)], DOMINO, RULES, 1, False
+    )
     assert formation.cpu_seats == ()
 
 
