@@ -14,8 +14,5 @@ TEST_PACKAGES = ("services", "tests.games")
 
 @pytest.fixture(scope="session")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    stack = Stack(tmp_path_factory.mktemp("stack"), packages=TEST_PACKAGES)
-    try:
+    with Stack(tmp_path_factory.mktemp("stack"), packages=TEST_PACKAGES) as stack:
         yield stack
-    finally:
-        stack.stop()

@@ -121,7 +121,7 @@ async def mobile_path(stack: Stack) -> tuple[int, list[float], float]:
                     match_pb2.CreateMatchRequest(seats=[match_pb2.Seat(user_id=me.user_id)]),
                     metadata=stack.platform_metadata(),
                 )
-                while snap.status == match_pb2.ACTIVE and time.monotonic() < deadline:
+                while snap.status == match_pb2.MATCH_STATUS_ACTIVE and time.monotonic() < deadline:
                     view = yatzy_pb2.View()
                     snap.view.Unpack(view)
                     preview = [{"box": p.box, "points": p.points} for p in view.preview]

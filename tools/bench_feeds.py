@@ -137,13 +137,9 @@ async def run(stack: Stack) -> dict[str, Any]:
 
 def main() -> None:
     raise_open_files(FEEDS + 2000)  # inherited by the gateway this starts (one socket per feed each side)
-    with tempfile.TemporaryDirectory() as root:
-        stack = Stack(Path(root), games=["yatzy"])
-        try:
-            stack.service("yatzy")
-            report = asyncio.run(run(stack))
-        finally:
-            stack.stop()
+    with tempfile.TemporaryDirectory() as root, Stack(Path(root), games=["yatzy"]) as stack:
+        stack.service("yatzy")
+        report = asyncio.run(run(stack))
     print(f"\nfeeds: {FEEDS:,} idle WebSocket feeds on one gateway (one Yatzy match, spectators)")
     print(f"  opened in {report['open_seconds']} s")
     print(

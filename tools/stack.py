@@ -120,6 +120,12 @@ class Stack:
     def platform_metadata(self) -> tuple[tuple[str, str]]:
         return (("authorization", f"Bearer {self.token(PLATFORM)}"),)
 
+    def __enter__(self) -> Stack:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
     def stop(self, name: str | None = None, sig: int = signal.SIGTERM) -> None:
         """Stop one process (``name``) or everything, Redis last."""
         procs = [self.processes[name]] if name else list(self.processes.values())

@@ -13,8 +13,5 @@ from tools.stack import Stack
 
 @pytest.fixture(scope="session")
 def yatzy_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    stack = Stack(tmp_path_factory.mktemp("deploy-stack"), packages=("services",), games=("yatzy",))
-    try:
+    with Stack(tmp_path_factory.mktemp("deploy-stack"), packages=("services",), games=("yatzy",)) as stack:
         yield stack
-    finally:
-        stack.stop()

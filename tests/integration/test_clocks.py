@@ -52,13 +52,10 @@ DISCONNECTED, RECONNECTED = "NOTICE_KIND_DISCONNECTED", "NOTICE_KIND_RECONNECTED
 def clock_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     """A stack of its own: the clocks' metrics count only this module's
     deadlines (the session stack's other matches reach their own 120 s)."""
-    stack = Stack(tmp_path_factory.mktemp("clocks"), games=GAMES)
-    try:
+    with Stack(tmp_path_factory.mktemp("clocks"), games=GAMES) as stack:
         stack.gateway(0)
         stack.gateway(1)
         yield stack
-    finally:
-        stack.stop()
 
 
 @pytest.fixture
@@ -481,11 +478,10 @@ async def test_a_repeated_fire_for_one_version_tells_the_table_once(
 @pytest.fixture
 def lease_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     """Yatzy alone, with short leases; the test starts its replicas itself."""
-    stack = Stack(tmp_path_factory.mktemp("leases"), games=("yatzy",), env={"CLOCK_LEASE_SECONDS": "2"})
-    try:
+    with Stack(
+        tmp_path_factory.mktemp("leases"), games=("yatzy",), env={"CLOCK_LEASE_SECONDS": "2"}
+    ) as stack:
         yield stack
-    finally:
-        stack.stop()
 
 
 async def test_a_replica_killed_between_taking_and_firing_a_deadline(lease_stack: Stack) -> None:

@@ -37,7 +37,7 @@ async def fresh_window() -> None:
 
 @pytest.fixture(scope="module")
 def tight(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    stack = Stack(
+    with Stack(
         tmp_path_factory.mktemp("tight"),
         games=["yatzy"],
         env={
@@ -46,12 +46,9 @@ def tight(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             "AUTH_CLIENT_LIMIT": "100/60",
             "KEY_RELOAD_SECONDS": "0.5",
         },
-    )
-    stack.gateway()
-    try:
+    ) as stack:
+        stack.gateway()
         yield stack
-    finally:
-        stack.stop()
 
 
 @pytest.fixture

@@ -39,7 +39,7 @@ pytestmark = pytest.mark.timeout(90)
 
 @pytest.fixture(scope="module")
 def mm_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    stack = Stack(
+    with Stack(
         tmp_path_factory.mktemp("matchmaking"),
         env={
             "MATCHMAKER_CYCLE_SECONDS": str(CYCLE),
@@ -48,13 +48,10 @@ def mm_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             "MATCHMAKER_HEARTBEAT_SECONDS": str(HEARTBEAT),
             "MATCHMAKER_GRACE_SECONDS": str(GRACE),
         },
-    )
-    try:
+    ) as stack:
         stack.gateway(0)
         stack.gateway(1)
         yield stack
-    finally:
-        stack.stop()
 
 
 @pytest.fixture

@@ -148,14 +148,11 @@ LOGIN_WINDOW = 60  # seconds; LOGIN_LIMIT's fixed windows
 @pytest.fixture(scope="module")
 def faces(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     """A stack of its own, with a log-in limit to run into."""
-    stack = Stack(
+    with Stack(
         tmp_path_factory.mktemp("parity"), games=["yatzy"], env={"LOGIN_LIMIT": f"3/{LOGIN_WINDOW}"}
-    )
-    stack.gateway()
-    try:
+    ) as stack:
+        stack.gateway()
         yield stack
-    finally:
-        stack.stop()
 
 
 @pytest.fixture

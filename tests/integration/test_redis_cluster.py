@@ -43,11 +43,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisCluster]:
 
 @pytest.fixture(scope="module")
 def cluster_stack(cluster: RedisCluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    stack = Stack(tmp_path_factory.mktemp("cluster-stack"), redis_url=cluster.url, cluster=True)
-    try:
+    with Stack(tmp_path_factory.mktemp("cluster-stack"), redis_url=cluster.url, cluster=True) as stack:
         yield stack
-    finally:
-        stack.stop()
 
 
 @pytest.fixture(scope="module")
