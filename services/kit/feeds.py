@@ -407,8 +407,10 @@ class FeedHub:
         """Deliver from the history what the live channel may have lost."""
         entry.repair = False
         position = entry.last_id
-        if position is None:
-            return  # each listener caught up from the history itself
+        if position is None:  # nothing live yet: from where the listeners are
+            if not entry.listeners:
+                return
+            position = min(listener.position for listener in entry.listeners)
         while up_to is None or position < up_to:
             batch = await self.store.read_events(match_id, position, _BATCH)
             for event_id, raw in batch:
@@ -421,7 +423,9 @@ class FeedHub:
         entry.last_id = position
 
     async def _repair_all(self, shard: _Shard) -> None:
-        """After a lost connection: every match on it may have missed messages."""
+        """After a lost connection: every match on it may have missed messages
+        — events, which the history has, and snapshots, which it has not (a
+        write made while nobody was subscribed published none)."""
         for match_id, entry in list(self._matches.items()):
             if entry.shard is shard:
                 entry.repair = True
@@ -429,6 +433,23 @@ class FeedHub:
                     await self._fill(match_id, entry, None)
                 except RedisError:
                     entry.repair = True  # next message or reconnect tries again
+                    continue
+                await self._refresh(entry)
+
+    async def _refresh(self, entry: _Match) -> None:
+        """Each listener the current snapshot of its audience: one read per
+        audience, not per listener (a listener drops what it has already)."""
+        by_seat: dict[int | None, list[Listener]] = {}
+        for listener in entry.listeners:
+            by_seat.setdefault(listener.seat, []).append(listener)
+        for listeners in by_seat.values():
+            try:
+                snapshot = await listeners[0].current()
+            except Exception as error:  # the next write brings one anyway
+                log.warning("refreshing a feed's snapshot failed (%s)", error)
+                continue
+            for listener in listeners:
+                listener.offer(Item(snapshot))
 
     async def close(self, why: Refused | None = None) -> None:
         """Stop every feed (draining: they resume elsewhere) and the connections."""

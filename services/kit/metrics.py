@@ -3,7 +3,13 @@ contract with the dashboards and alerts in deploy/observability)."""
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Gauge, Histogram
+import os
+import platform
+import tomllib
+from importlib import metadata
+from pathlib import Path
+
+from prometheus_client import Counter, Gauge, Histogram, Info
 
 _LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 
@@ -28,4 +34,28 @@ ACTIVE_MATCHES = Gauge("rodada_active_matches", "Matches being played, by game",
 WATCHERS = Gauge("rodada_watch_streams", "Open Watch streams, by game", ["game"])
 REDIS_SECONDS = Histogram(
     "rodada_redis_seconds", "Redis round-trip latency by operation", ["op"], buckets=_LATENCY_BUCKETS
+)
+
+# What is running, on every process (the gateway's too): the package version,
+# the commit the image was built from (RODADA_COMMIT, a build argument of
+# deploy/docker/Dockerfile) and the Python. Exported as rodada_build_info 1.
+BUILD_INFO = Info("rodada_build", "The running build: version, commit and Python")
+
+
+def _version() -> str:
+    """The installed package's version, or (in the image, which installs the
+    dependencies only) pyproject.toml's beside the sources."""
+    try:
+        return metadata.version("rodada")
+    except metadata.PackageNotFoundError:
+        with open(Path(__file__).resolve().parents[2] / "pyproject.toml", "rb") as project:
+            return str(tomllib.load(project)["project"]["version"])
+
+
+BUILD_INFO.info(
+    {
+        "version": _version(),
+        "commit": os.environ.get("RODADA_COMMIT", "unknown"),
+        "python": platform.python_version(),
+    }
 )

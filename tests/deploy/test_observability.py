@@ -11,7 +11,9 @@ deploy/README.md that exists) and every panel says how to read it."""
 from __future__ import annotations
 
 import json
+import platform
 import re
+import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -546,3 +548,13 @@ def test_pods_carry_prometheus_annotations_matching_the_monitors() -> None:
             ports = {p["containerPort"] for p in template["spec"]["containers"][0]["ports"]}
             assert annotations["prometheus.io/scrape"] == "true"
             assert int(annotations["prometheus.io/port"]) in ports
+
+
+async def test_every_process_says_what_build_it_runs(exported: dict[str, Exported]) -> None:
+    with open(DEPLOY.parent / "pyproject.toml", "rb") as project:
+        version = tomllib.load(project)["project"]["version"]
+    for process, metrics in exported.items():
+        assert metrics.types.get("rodada_build_info") == "gauge", process
+        (labels,) = metrics.samples["rodada_build_info"]
+        assert labels["version"] == version and labels["python"] == platform.python_version(), labels
+        assert labels["commit"], labels
