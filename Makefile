@@ -7,7 +7,7 @@ INSTALLED := $(VENV)/.installed
 PROTOS := $(shell find protos -name '*.proto')
 STUBS := gen/.stamp
 
-.PHONY: setup protos run test lint bench clean
+.PHONY: setup protos run test lint bench soak clean
 
 setup: $(INSTALLED) $(STUBS)
 
@@ -38,6 +38,11 @@ lint: setup
 
 bench: setup
 	$(PY) -m tools.bench
+
+# Conflicting actions through three service replicas and two gateways, then an
+# audit of every match (bounded, loopback; exits non-zero on a violation).
+soak: setup
+	$(PY) -m tools.soak
 
 clean:
 	rm -rf $(VENV) gen .pytest_cache .mypy_cache .ruff_cache

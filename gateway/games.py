@@ -113,13 +113,22 @@ class GameClient:
         )
 
 
+def channel_target(address: str) -> str:
+    """The gRPC target for a game's address: a name resolved (and resolved
+    again) through DNS, or a fixed list of replicas' ``ip:port``."""
+    replicas = address.split()
+    if len(replicas) > 1:
+        return "ipv4:" + ",".join(replicas)
+    return f"dns:///{address}"
+
+
 class Games:
     """Every configured game; a game is usable once it has described itself."""
 
     def __init__(self, addresses: dict[str, str]) -> None:
         self._addresses = addresses
         self._channels = {
-            name: grpc.aio.insecure_channel(f"dns:///{address}", options=CHANNEL_OPTIONS)
+            name: grpc.aio.insecure_channel(channel_target(address), options=CHANNEL_OPTIONS)
             for name, address in addresses.items()
         }
         self._games: dict[str, GameClient] = {}

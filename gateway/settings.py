@@ -16,7 +16,9 @@ class GatewaySettings(CommonSettings):
     platform_grpc_port: int = 50050  # the platform's gRPC face for mobile apps
     # The games: ``name=host:port`` each, comma-separated. The launcher, the
     # tests' stack and the Kubernetes ConfigMap set it; everything else about
-    # a game the gateway learns from the game's Describe.
+    # a game the gateway learns from the game's Describe. Calls are spread
+    # over every address the host name resolves to (a headless Service lists
+    # its pods); a fixed set of replicas is ``name=ip:port ip:port …``.
     games: str = ""
     jwt_private_key: str = ""  # PEM; else the keys folder's signing key
     access_token_ttl_seconds: int = 3600

@@ -9,7 +9,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from services.kit.game import DEFAULT_PACKAGES, service_modules
@@ -19,15 +19,21 @@ from tools.redis_server import RedisServer, free_port, wait_for_port
 PLATFORM = Identity("platform:tests", "tests", "platform")
 
 
-def games_setting(addresses: dict[str, str]) -> str:
-    """The gateway's GAMES variable: ``name=host:port`` per game."""
-    return ",".join(f"{name}={address}" for name, address in addresses.items())
+def games_setting(addresses: Mapping[str, str | Sequence[str]]) -> str:
+    """The gateway's GAMES variable: ``name=host:port`` per game (several
+    replicas' addresses separated by spaces)."""
+    return ",".join(
+        f"{name}={address if isinstance(address, str) else ' '.join(address)}"
+        for name, address in addresses.items()
+    )
 
 
 class Stack:
     """``redis_url`` points the platform at a Redis the caller runs (a cluster,
     say, with ``cluster=True``); otherwise the stack starts its own. ``games``
-    limits it to some of the games found in ``packages``."""
+    limits it to some of the games found in ``packages``; ``replicas`` runs
+    several replicas of a game's service (the gateway spreads its calls over
+    them)."""
 
     def __init__(
         self,
@@ -37,6 +43,7 @@ class Stack:
         env: dict[str, str] | None = None,
         packages: tuple[str, ...] = DEFAULT_PACKAGES,
         games: Sequence[str] | None = None,
+        replicas: Mapping[str, int] | None = None,
     ) -> None:
         self.root = root
         self.keys_dir = root / "keys"
@@ -46,8 +53,11 @@ class Stack:
         found = service_modules(packages)
         self.modules = {g: module for g, module in found.items() if games is None or g in games}
         self.games = list(self.modules)
-        self.grpc_ports = {game: free_port() for game in self.games}
-        self.metrics_ports = {game: free_port() for game in self.games}
+        counts = {game: (replicas or {}).get(game, 1) for game in self.games}
+        self.replica_ports = {game: [free_port() for _ in range(n)] for game, n in counts.items()}
+        self.replica_metrics_ports = {game: [free_port() for _ in range(n)] for game, n in counts.items()}
+        self.grpc_ports = {game: ports[0] for game, ports in self.replica_ports.items()}
+        self.metrics_ports = {game: ports[0] for game, ports in self.replica_metrics_ports.items()}
         self.gateway_ports: dict[int, int] = {}
         self.platform_grpc_ports: dict[int, int] = {}
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
@@ -59,7 +69,9 @@ class Stack:
             "DRAIN_SECONDS": "2",
             "CLOCK_CYCLE_SECONDS": "0.2",
             "GAME_PACKAGES": ",".join(packages),
-            "GAMES": games_setting({g: f"127.0.0.1:{p}" for g, p in self.grpc_ports.items()}),
+            "GAMES": games_setting(
+                {g: [f"127.0.0.1:{p}" for p in ports] for g, ports in self.replica_ports.items()}
+            ),
             # Test players are bots: abuse limits are tested on a stack of their own.
             "ACTION_LIMIT": "0",
             "AUTH_CLIENT_LIMIT": "0",
@@ -83,19 +95,22 @@ class Stack:
         )
         wait_for_port(port, timeout=30)
 
-    def service(self, game: str) -> str:
-        """Start the game's gRPC service if needed; its address."""
-        port = self.grpc_ports[game]
-        env = {**self.env, "GRPC_PORT": str(port), "METRICS_PORT": str(self.metrics_ports[game])}
-        self._spawn(game, ["-m", self.modules[game]], env, port)
+    def service(self, game: str, replica: int = 0) -> str:
+        """Start replica ``replica`` of the game's gRPC service if needed; its
+        address. Process names: the game's, then ``<game>-1``, ``<game>-2``…"""
+        port = self.replica_ports[game][replica]
+        metrics_port = self.replica_metrics_ports[game][replica]
+        env = {**self.env, "GRPC_PORT": str(port), "METRICS_PORT": str(metrics_port)}
+        self._spawn(game if replica == 0 else f"{game}-{replica}", ["-m", self.modules[game]], env, port)
         return f"127.0.0.1:{port}"
 
     def services(self) -> None:
-        for game in self.games:
-            self.service(game)
+        for game, ports in self.replica_ports.items():
+            for replica in range(len(ports)):
+                self.service(game, replica)
 
-    def metrics_url(self, game: str) -> str:
-        return f"http://127.0.0.1:{self.metrics_ports[game]}/metrics"
+    def metrics_url(self, game: str, replica: int = 0) -> str:
+        return f"http://127.0.0.1:{self.replica_metrics_ports[game][replica]}/metrics"
 
     def gateway(self, replica: int = 0) -> str:
         """Start gateway replica ``replica`` (0, 1, …) if needed, and every game
