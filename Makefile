@@ -1,31 +1,53 @@
-# Every target sets itself up: a .venv with the dependencies, and the gRPC
-# stubs generated from protos/ into gen/ whenever a .proto is newer.
+# Every target sets itself up: a .venv with the pinned dependencies
+# (requirements.lock to run; requirements-dev.lock, its superset, to test and
+# lint) and the gRPC stubs generated from protos/ into gen/ whenever a .proto
+# is newer. `make lock` pins them again after pyproject.toml changes.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
+RUNTIME := $(VENV)/.runtime
 INSTALLED := $(VENV)/.installed
 PROTOS := $(shell find protos -name '*.proto')
 STUBS := gen/.stamp
+TYPED_STUBS := gen/.typed
+PIP := $(PY) -m pip install -q --disable-pip-version-check
+UV_VERSION := 0.13.9
 
-.PHONY: setup protos run test lint bench soak clean
+.PHONY: setup protos run test lint bench soak lock clean
 
-setup: $(INSTALLED) $(STUBS)
+setup: $(INSTALLED) $(TYPED_STUBS)
 
-$(INSTALLED): pyproject.toml
+# What running needs (the dependencies and grpcio-tools for the stubs), then
+# the project itself without resolving anything again.
+$(RUNTIME): requirements.lock pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --disable-pip-version-check -e '.[dev]'
+	$(PIP) --require-hashes -r requirements.lock
+	$(PIP) --no-deps -e .
 	echo "$(CURDIR)/gen" > "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/rodada-gen.pth"
 	touch $@
 
-$(STUBS): $(PROTOS) $(INSTALLED)
+$(INSTALLED): requirements-dev.lock $(RUNTIME)
+	$(PIP) --require-hashes -r requirements-dev.lock
+	touch $@
+
+define generate_stubs
 	rm -rf gen && mkdir -p gen
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m grpc_tools.protoc -Iprotos --python_out=gen --grpc_python_out=gen \
-		--mypy_out=gen --mypy_grpc_out=gen $(PROTOS)
+		$(1) $(PROTOS)
+	touch $(STUBS)
+endef
+
+$(STUBS): $(PROTOS) $(RUNTIME)
+	$(call generate_stubs,)
+
+# With type stubs (.pyi) for mypy, once the development tools are in.
+$(TYPED_STUBS): $(PROTOS) $(INSTALLED)
+	$(call generate_stubs,--mypy_out=gen --mypy_grpc_out=gen)
 	touch $@
 
 protos: $(STUBS)
 
-run: setup
+run: $(RUNTIME) $(STUBS)
 	$(PY) -m tools.run_local
 
 test: setup
@@ -43,6 +65,14 @@ bench: setup
 # audit of every match (bounded, loopback; exits non-zero on a violation).
 soak: setup
 	$(PY) -m tools.soak
+
+# Pin every dependency again (with hashes, for every platform) from pyproject.toml.
+lock: $(RUNTIME)
+	$(PIP) uv==$(UV_VERSION)
+	$(VENV)/bin/uv pip compile pyproject.toml --extra build --universal --python-version 3.11 \
+		--generate-hashes -q -o requirements.lock
+	$(VENV)/bin/uv pip compile pyproject.toml --extra build --extra dev --universal --python-version 3.11 \
+		--generate-hashes -q -o requirements-dev.lock
 
 clean:
 	rm -rf $(VENV) gen .pytest_cache .mypy_cache .ruff_cache

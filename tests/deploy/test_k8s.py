@@ -22,6 +22,7 @@ import re
 import shlex
 import subprocess
 import sys
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,9 @@ import kubernetes_validate
 import pytest
 import yaml
 from kubernetes_validate.utils import SchemaNotFoundError
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 from gateway.settings import GatewaySettings, MatchmakingSettings
 from services.kit.game import discover, service_modules
@@ -864,8 +868,8 @@ def test_dockerfile_slim_base_non_root_healthcheck_and_stubs_built_inside() -> N
     assert any(c[0] == f"--from={builder.name}" and "gen" in c[1] for c in copies)
     context_sources = [src for c in copies if not c[0].startswith("--from") for src in c[:-1]]
     assert not any(src.strip("/").startswith("gen") for src in context_sources)
-    # Dependencies come from pyproject.toml, so the image and `make setup` agree.
-    assert any("pyproject.toml" in r and "dependencies" in r for r in builder.all("RUN"))
+    # Dependencies come from the lock file `make` installs too, checked by hash.
+    assert any("--require-hashes -r requirements.lock" in r for r in builder.all("RUN"))
 
     # What gets copied is in the build context; what must not, is not.
     for src in context_sources:
@@ -874,6 +878,7 @@ def test_dockerfile_slim_base_non_root_healthcheck_and_stubs_built_inside() -> N
     for needed in (
         "protos/rodada/common/v1/match.proto",
         "pyproject.toml",
+        "requirements.lock",
         "services/kit/server.py",
         "gateway/app.py",
     ):
@@ -983,3 +988,35 @@ def test_healthcheck_finds_the_component_from_the_command_line(tmp_path: Path) -
         cmdline.write_bytes("\0".join(args).encode() + b"\0")
         assert healthcheck._module(cmdline) == expected, args
     assert healthcheck.component(["healthcheck.py", "yatzy"]) == "yatzy"
+
+
+def test_the_lock_files_pin_what_pyproject_asks_for() -> None:
+    """Every dependency of pyproject.toml (and of its build and dev extras)
+    is pinned, with hashes, at a version its specifier allows: `make lock`
+    was run after the last change of pyproject.toml."""
+    with open(REPO / "pyproject.toml", "rb") as project:
+        config = tomllib.load(project)["project"]
+    extras = config["optional-dependencies"]
+    wanted = {
+        "requirements.lock": [*config["dependencies"], *extras["build"]],
+        "requirements-dev.lock": [*config["dependencies"], *extras["build"], *extras["dev"]],
+    }
+    for lock_name, requirements in wanted.items():
+        text = (REPO / lock_name).read_text()
+        pins: dict[str, list[Version]] = {}  # a name may be pinned per Python version (markers)
+        for name, version in re.findall(r"^([A-Za-z0-9_.\-]+)==([^\s;]+)(?: ;[^\\\n]*)? \\$", text, re.M):
+            pins.setdefault(canonicalize_name(name), []).append(Version(version))
+        pinned = sum(map(len, pins.values()))
+        assert text.count("--hash=sha256:") >= pinned, f"{lock_name}: a pin without its hashes"
+        requirement_lines = [
+            line for line in text.splitlines() if line and not line[0].isspace() and line[0] != "#"
+        ]
+        assert pinned == len(requirement_lines), f"{lock_name}: a pin this test cannot read"
+        for line in requirements:
+            requirement = Requirement(line)
+            if requirement.name == config["name"]:
+                continue  # the project's own extras
+            name = canonicalize_name(requirement.name)
+            assert name in pins, f"{lock_name} does not pin {name}: run make lock"
+            for version in pins[name]:
+                assert version in requirement.specifier, f"{lock_name}: {name}=={version} outside {line}"
