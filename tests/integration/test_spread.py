@@ -50,9 +50,8 @@ async def test_calls_reach_every_replica_evenly_and_a_drain_fails_none(spread_st
         players = [await register(http, f"p{i}") for i in range(PLAYERS)]
         tables = [await seated_table([p], "yatzy") for p in players]
         before = [calls(spread_stack, r, "Act") for r in range(REPLICAS)]
-        made = await asyncio.gather(
-            *(play(p, table_id, snap["version"], 5) for p, (table_id, snap) in zip(players, tables, strict=True))
-        )
+        seated = list(zip(players, tables, strict=True))
+        made = await asyncio.gather(*(play(p, table_id, snap["version"], 5) for p, (table_id, snap) in seated))
         shares = [calls(spread_stack, r, "Act") - before[r] for r in range(REPLICAS)]
         assert sum(shares) == sum(made)
         even = sum(made) / REPLICAS
@@ -61,7 +60,7 @@ async def test_calls_reach_every_replica_evenly_and_a_drain_fails_none(spread_st
         # Replica 1 drains while every player keeps playing: no call fails,
         # and calls go on to the other two.
         drained = asyncio.Event()
-        versions = [(await p.view(table_id))["version"] for p, (table_id, _) in zip(players, tables, strict=True)]
+        versions = [(await p.view(table_id))["version"] for p, (table_id, _) in seated]
 
         async def keep_playing(player: Player, table_id: str, version: int) -> int:
             made = 0
