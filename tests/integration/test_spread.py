@@ -51,7 +51,7 @@ async def test_calls_reach_every_replica_evenly_and_a_drain_fails_none(spread_st
         tables = [await seated_table([p], "yatzy") for p in players]
         before = [calls(spread_stack, r, "Act") for r in range(REPLICAS)]
         seated = list(zip(players, tables, strict=True))
-        made = await asyncio.gather(*(play(p, table_id, snap["version"], 5) for p, (table_id, snap) in seated))
+        made = await asyncio.gather(*(play(p, tid, snap["version"], 5) for p, (tid, snap) in seated))
         shares = [calls(spread_stack, r, "Act") - before[r] for r in range(REPLICAS)]
         assert sum(shares) == sum(made)
         even = sum(made) / REPLICAS
