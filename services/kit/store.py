@@ -29,6 +29,8 @@ from typing import Any, cast
 import orjson
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
 
 from services.kit import keys, metrics
 
@@ -270,6 +272,12 @@ def connect(
         "socket_timeout": timeout,
         "socket_connect_timeout": timeout,
         "socket_keepalive": True,
+        # A pooled connection broken by a Redis restart or failover is
+        # reconnected and the command sent again, rather than the first
+        # caller after it getting 503 (an explicit pool's connections retry
+        # nothing by default). Safe for writes: every write is a
+        # compare-and-set, so a write that did land answers stale_version.
+        "retry": Retry(ExponentialBackoff(cap=0.5, base=0.05), 3),
     }
     if cluster:
         return RedisCluster.from_url(url, max_connections=max_connections, **options)
