@@ -113,8 +113,16 @@ async def test_a_forged_expired_or_wrong_kind_of_token_is_unauthenticated_with_i
     assert why in (error.details() or "")
 
 
-async def test_an_open_method_needs_no_token(nim: GameServer) -> None:
-    reply = await nim.stub.Describe(match_pb2.DescribeRequest())
+@pytest.mark.parametrize("token", [None, "expired", "not.a.jwt"])
+async def test_an_open_method_needs_no_token_and_ignores_one_it_cannot_use(
+    nim: GameServer, tokens: Keys, token: str | None
+) -> None:
+    """A client that sends its expired token with every call can still call
+    an open method (on the platform face: Refresh, to get a new one)."""
+    if token == "expired":
+        token = tokens.token("ana", ttl=-60)
+    metadata = () if token is None else bearer(token)
+    reply = await nim.stub.Describe(match_pb2.DescribeRequest(), metadata=metadata)
     assert reply.game.name == "nim"
 
 
