@@ -105,9 +105,13 @@ class CallGuard(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             if token is not None:
                 try:
                     identity = self._verifier.verify(token)
+                    logs.USER_ID.set(identity.user_id)
                 except TokenError as exc:
-                    raise unauthenticated(str(exc)) from None
-                logs.USER_ID.set(identity.user_id)
+                    # An open method needs no token, so it ignores one it
+                    # cannot use: apps send theirs with every call, and an
+                    # expired one must not keep them from Refresh.
+                    if needs_token:
+                        raise unauthenticated(str(exc)) from None
             elif needs_token:
                 raise unauthenticated("missing bearer token in 'authorization' metadata")
             CALLER.set(identity)

@@ -108,6 +108,12 @@ async def serve_grpc(
     await server.stop(drain_seconds / 2)
 
 
+def match_guard(game: Game, verifier: TokenVerifier) -> CallGuard:
+    """A game service's guard: Describe needs no token (the gateway learns
+    the game from it before anyone signs in)."""
+    return CallGuard(verifier, game.name, open_methods={f"/{MATCH_SERVICE}/Describe"})
+
+
 async def serve(game: Game, settings: ServiceSettings) -> None:
     verifier = TokenVerifier(public_keys(settings))
     redis = connect(
@@ -134,9 +140,8 @@ async def serve(game: Game, settings: ServiceSettings) -> None:
         asyncio.create_task(reload_keys(verifier, settings)),
     ]
     log.info("%s serving gRPC on %s", game.name, address)
-    guard = CallGuard(verifier, game.name, open_methods={f"/{MATCH_SERVICE}/Describe"})
     try:
-        await serve_grpc(address, guard, register, settings.drain_seconds, hub.close)
+        await serve_grpc(address, match_guard(game, verifier), register, settings.drain_seconds, hub.close)
     finally:
         for task in tasks:
             task.cancel()
