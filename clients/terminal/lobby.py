@@ -70,6 +70,8 @@ class LobbyScreen(Screen[None]):
         Binding("f2", "create", "Create table"),
         Binding("f3", "find", "Find match"),
         Binding("f4", "open_tables", "Open tables"),
+        Binding("f5", "go_to('invite')", "Invite code"),
+        Binding("f6", "go_to('table-id')", "Table id"),
     ]
 
     def __init__(self, conn: Connection) -> None:
@@ -224,6 +226,9 @@ class LobbyScreen(Screen[None]):
             self.status(f"Cannot sit: {refusal}")
             return
         self.app.push_screen(TableScreen(self.conn, table_id))
+
+    def action_go_to(self, field: str) -> None:
+        self.query_one(f"#{field}").focus()
 
     @on(Input.Submitted, "#invite")
     @on(Button.Pressed, "#join")

@@ -13,6 +13,7 @@ from clients.terminal.lobby import LobbyScreen
 
 
 class LoginScreen(Screen[None]):
+    AUTO_FOCUS = "#username"
     DEFAULT_CSS = """
     LoginScreen { align: center middle; }
     #login-form { width: 50; height: auto; border: round $primary; padding: 0 1; }

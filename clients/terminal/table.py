@@ -69,8 +69,7 @@ class TablePanel(Widget, can_focus=True):
         self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        full = all(player.user_id or player.cpu for player in self.table.players)
-        return self.table.host == self.me and (True if full else None)
+        return self.table.host == self.me  # the server says why a start is refused
 
     def action_start(self) -> None:
         self.post_message(self.Start())

@@ -110,7 +110,7 @@ class DudoPanel(GamePanel[d.View, d.Event]):
     def draw(self) -> Text:
         view = self.view
         text = Text(f"Round {view.round}", style="bold")
-        text.append(f" · {view.dice_in_play} dice in play · {self.who(view.opener)} opened")
+        text.append(f" · {view.dice_in_play} dice in play · {self.who(view.opener)} to open")
         if view.palifico_round:
             text.append(" · PALIFICO: ones not wild", style="bold magenta")
         text.append("\nBid ")
