@@ -7,6 +7,8 @@ same seat, and said so in the status line."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import ClassVar
 
 from rich.text import Text
@@ -235,59 +237,52 @@ class TableScreen(Screen[None]):
 
     # -- the seat's moves ----------------------------------------------------
 
+    @contextmanager
+    def refusals(self, failing: str) -> Iterator[None]:
+        """Calls for the seat: a refusal goes to the status line, after what
+        could not be done (``failing``)."""
+        self.status("")
+        try:
+            yield
+        except Refusal as refusal:
+            self.status(f"{failing}: {refusal}", error=True)
+
     @on(GamePanel.Play)
     async def play(self, message: GamePanel.Play) -> None:
         if self.snap is None:
             return
-        request = p.ActRequest(
-            table_id=self.table_id, expected_version=self.snap.version, action=pack(message.action)
-        )
-        try:
+        action = pack(message.action)
+        request = p.ActRequest(table_id=self.table_id, expected_version=self.snap.version, action=action)
+        with self.refusals("Refused"):
             reply: p.ActResponse = await self.conn.call(self.conn.api.Act, request)
-        except Refusal as refusal:
-            self.status(f"Refused: {refusal}", error=True)
-            return
-        self.status("")
-        await self.show_snapshot(reply.match)
+            await self.show_snapshot(reply.match)
 
     @on(GamePanel.Ask)
     async def ask(self, message: GamePanel.Ask) -> None:
         request = p.AskRequest(table_id=self.table_id, question=pack(message.question))
-        try:
+        with self.refusals("Refused"):
             reply: p.AskResponse = await self.conn.call(self.conn.api.Ask, request)
-        except Refusal as refusal:
-            self.status(f"Refused: {refusal}", error=True)
-            return
-        board = self.query_one("#board")
-        if isinstance(board, GamePanel):
-            board.answered(reply.answer)
+            if isinstance(board := self.query_one("#board"), GamePanel):
+                board.answered(reply.answer)
 
     @on(TablePanel.Start)
     async def start(self) -> None:
-        try:
-            reply: p.StartTableResponse = await self.conn.call(
-                self.conn.api.StartTable, p.StartTableRequest(table_id=self.table_id)
-            )
-        except Refusal as refusal:
-            self.status(f"Cannot start: {refusal}", error=True)
-            return
-        await self.show_snapshot(reply.match)
+        request = p.StartTableRequest(table_id=self.table_id)
+        with self.refusals("Cannot start"):
+            reply: p.StartTableResponse = await self.conn.call(self.conn.api.StartTable, request)
+            await self.show_snapshot(reply.match)
 
     async def action_leave(self) -> None:
         """Before the start: free the seat. During play: the game's leaving
         policy (concede, seat out, or a CPU plays on)."""
-        try:
-            reply: p.LeaveTableResponse = await self.conn.call(
-                self.conn.api.LeaveTable, p.LeaveTableRequest(table_id=self.table_id)
-            )
-        except Refusal as refusal:
-            self.status(f"Cannot leave: {refusal}", error=True)
-            return
-        if reply.HasField("match"):
+        request = p.LeaveTableRequest(table_id=self.table_id)
+        with self.refusals("Cannot leave"):
+            reply: p.LeaveTableResponse = await self.conn.call(self.conn.api.LeaveTable, request)
+            if not reply.HasField("match"):
+                self.app.pop_screen()
+                return
             await self.show_snapshot(reply.match)
             self.status("You left the match.")
-        else:
-            self.app.pop_screen()
 
     def action_lobby(self) -> None:
         self.app.pop_screen()

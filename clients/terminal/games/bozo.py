@@ -11,7 +11,7 @@ from rich.text import Text
 from rodada.bozo.v1 import bozo_pb2 as b
 from textual.binding import Binding, BindingType
 
-from clients.terminal.games.base import Names, label, seat_name, turn_marker
+from clients.terminal.games.base import Names, label, seat_name
 from clients.terminal.games.dice import DicePanel, grid
 
 BOX_NAMES = {int(b.AS): "Ás"}
@@ -64,14 +64,11 @@ class BozoPanel(DicePanel[b.View, b.Event]):
         return seat_name(self.snap, card.seats[0], you="you") if card.seats else "?"
 
     def draw(self) -> Text:
-        view, snap = self.view, self.snap
-        acting = snap.to_act[0] if snap.to_act else -1
-        text = Text(f"{b.Mode.Name(view.mode).title()}", style="bold")
-        text.append(f" · turn {view.turn} of {view.turns_total} · {view.throws_left} throws left")
-        if acting >= 0:
-            text.append(f" · {self.who(acting)}{turn_marker(self, acting)}", style="bold yellow")
-        text.append("\n")
-        text.append_text(self.dice_line())
+        view = self.view
+        text = self.heading(
+            label(b.Mode, view.mode),
+            f"turn {view.turn} of {view.turns_total} · {view.throws_left} throws left",
+        )
         if view.cup_pending:
             text.append("\nUnder the cup: declare p (por cima) or e (embaixo)", style="bold magenta")
         elif view.HasField("last_reveal"):

@@ -12,7 +12,7 @@ from rich.text import Text
 from rodada.common.v1 import match_pb2
 from textual.binding import Binding, BindingType
 
-from clients.terminal.games.base import GamePanel
+from clients.terminal.games.base import GamePanel, turn_marker
 
 V = TypeVar("V", bound=Proto)
 E = TypeVar("E", bound=Proto)
@@ -85,6 +85,16 @@ class DicePanel(GamePanel[V, E]):
         choices = self.choices()
         if 0 <= self.box_at < len(choices):
             self.play(self.score(choices[self.box_at][0]))
+
+    def heading(self, title: str, progress: str) -> Text:
+        """The first lines of the board: the game, how far it is and whose
+        turn, then the dice."""
+        acting = self.snap.to_act[0] if self.snap.to_act else -1
+        text = Text(title, style="bold")
+        text.append(f" · {progress}")
+        if acting >= 0:
+            text.append(f" · {self.who(acting)}{turn_marker(self, acting)}", style="bold yellow")
+        return text.append("\n").append_text(self.dice_line())
 
     def dice_line(self) -> Text:
         text = Text("Dice ")

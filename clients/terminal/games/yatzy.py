@@ -9,7 +9,7 @@ from rich.text import Text
 from rodada.yatzy.v1 import yatzy_pb2 as y
 from textual.binding import Binding, BindingType
 
-from clients.terminal.games.base import Names, label, turn_marker
+from clients.terminal.games.base import Names, label
 from clients.terminal.games.dice import DicePanel, grid
 
 UPPER = {y.ONES, y.TWOS, y.THREES, y.FOURS, y.FIVES, y.SIXES}
@@ -35,14 +35,11 @@ class YatzyPanel(DicePanel[y.View, y.Event]):
         self.play(y.Action(roll=y.Roll(keep=sorted(self.keep) if self.view.dice else [])))
 
     def draw(self) -> Text:
-        view, snap = self.view, self.snap
-        acting = snap.to_act[0] if snap.to_act else -1
-        text = Text(f"{label(y.Card, view.card)} card", style="bold")
-        text.append(f" · round {view.round} of {view.rounds} · {view.throws_left} throws left")
-        if acting >= 0:
-            text.append(f" · {self.who(acting)}{turn_marker(self, acting)}", style="bold yellow")
-        text.append("\n")
-        text.append_text(self.dice_line())
+        view = self.view
+        text = self.heading(
+            f"{label(y.Card, view.card)} card",
+            f"round {view.round} of {view.rounds} · {view.throws_left} throws left",
+        )
         text.append("\n")
         text.append_text(self.choice_line())
         text.append("\n")
