@@ -1,9 +1,11 @@
 """Deadlines: fired by whichever gateway replica gets there first — at least
 once, and exactly once in effect.
 
-After every write a game service puts ``<match>:<version>`` in the game's
-clock, scored by when the seat to act runs out of time (and removes the
-previous version's entry). Every replica polls the due entries and *takes*
+Every write of a game service puts ``<match>:<version>`` in the game's clock
+of the match's group (keys.py), scored by when the seat to act runs out of
+time, and removes the previous version's entry — in the same script as the
+write, so no move is ever without its deadline. Every replica polls the due
+entries of every group (one round trip per game) and *takes*
 one by moving it, in one script, to the leased set with a lease of
 ``CLOCK_LEASE_SECONDS``; only then does it ask the game to fire the deadline
 (``FireDeadline``), and only after the game answered does it drop the lease.
@@ -21,7 +23,7 @@ import logging
 import time
 
 from gateway import metrics
-from gateway.games import Games
+from gateway.games import GameClient, Games
 from gateway.matches import MatchClient
 from services.kit import keys
 from services.kit.errors import Refused
@@ -72,24 +74,37 @@ class Clocks:
         now = time.time() if now is None else now
         fired = 0
         for game in self.games.described():
-            clock, leases = keys.clocks(game.name), keys.clock_leases(game.name)
-            due = await self.redis.zrangebyscore(clock, "-inf", now, start=0, num=BATCH, withscores=True)
-            lapsed = await self.redis.zrangebyscore(leases, "-inf", now, start=0, num=BATCH, withscores=True)
-            for member, deadline in [*due, *lapsed]:
-                member = member.decode() if isinstance(member, bytes) else member
-                if not await self._take(keys=[clock, leases], args=[member, now, now + self.lease_seconds]):
-                    continue  # another replica took it
-                metrics.TIMER_LAG.observe(max(0.0, time.time() - deadline))
-                match_id, _, version = member.rpartition(":")
-                try:
-                    outcome = await self.matches.fire_deadline(game, match_id, int(version))
-                except Refused as refusal:
-                    if refusal.http_status >= 500:
-                        raise  # the lease runs out and the deadline is taken again
-                    outcome = "gone"  # e.g. the match expired: nothing to fire, ever
-                await self.redis.zrem(leases, member)
-                metrics.TIMERS_FIRED.labels(
-                    game.name, outcome.removeprefix("DEADLINE_OUTCOME_").lower()
-                ).inc()
-                fired += 1
+            # Every group's due deadlines and lapsed leases, in one round trip.
+            pipe = self.redis.pipeline(transaction=False)
+            for group in range(keys.GROUPS):
+                pipe.zrangebyscore(
+                    keys.clocks(game.name, group), "-inf", now, start=0, num=BATCH, withscores=True
+                )
+                pipe.zrangebyscore(
+                    keys.clock_leases(game.name, group), "-inf", now, start=0, num=BATCH, withscores=True
+                )
+            replies = await pipe.execute()
+            for group in range(keys.GROUPS):
+                clock, leases = keys.clocks(game.name, group), keys.clock_leases(game.name, group)
+                for member, deadline in [*replies[2 * group], *replies[2 * group + 1]]:
+                    fired += await self._fire(game, clock, leases, member, deadline, now)
         return fired
+
+    async def _fire(
+        self, game: GameClient, clock: str, leases: str, member: bytes | str, deadline: float, now: float
+    ) -> int:
+        """Take one deadline and fire it; 1 if this replica fired it."""
+        member = member.decode() if isinstance(member, bytes) else member
+        if not await self._take(keys=[clock, leases], args=[member, now, now + self.lease_seconds]):
+            return 0  # another replica took it
+        metrics.TIMER_LAG.observe(max(0.0, time.time() - deadline))
+        match_id, _, version = member.rpartition(":")
+        try:
+            outcome = await self.matches.fire_deadline(game, match_id, int(version))
+        except Refused as refusal:
+            if refusal.http_status >= 500:
+                raise  # the lease runs out and the deadline is taken again
+            outcome = "gone"  # e.g. the match expired: nothing to fire, ever
+        await self.redis.zrem(leases, member)
+        metrics.TIMERS_FIRED.labels(game.name, outcome.removeprefix("DEADLINE_OUTCOME_").lower()).inc()
+        return 1

@@ -1,9 +1,10 @@
 """Finished matches: match histories, forfeits, and ratings for ranked tables.
 
-Game services append every finished match to the ``results`` stream. Every
-gateway replica reads it in one consumer group, so each result goes to one
-replica at a time; entries a replica took and never acknowledged (it died)
-are claimed by another after ``RECLAIM_IDLE_MS``.
+The write that finishes a match appends it to its group's results stream
+(keys.py), in the same script. Every gateway replica reads every group's
+stream in one consumer group, so each result goes to one replica at a time;
+entries a replica took and never acknowledged (it died) are claimed by
+another after ``RECLAIM_IDLE_MS``.
 
 Recording is safe to repeat at any point: the rating changes are computed
 once and stored (``rating-plan:<match>``, SET NX) before anything is
@@ -87,37 +88,47 @@ class Results:
         rating = Rating(float(stored["rating"]), float(stored["deviation"]), float(stored["volatility"]))
         return rating, int(stored.get("games", 0))
 
-    async def run(self) -> None:
-        """Consume finished matches forever."""
+    async def run(self, poll_seconds: float = 0.5) -> None:
+        """Consume finished matches forever, every group's stream in turn."""
         consumer = f"{socket.gethostname()}-{os.getpid()}"
-        with contextlib.suppress(ResponseError):  # the group exists: another replica made it
-            await self.redis.xgroup_create(keys.RESULTS, GROUP, id="0", mkstream=True)
+        streams = [keys.results(group) for group in range(keys.GROUPS)]
+        for stream in streams:
+            with contextlib.suppress(ResponseError):  # the group exists: another replica made it
+                await self.redis.xgroup_create(stream, GROUP, id="0", mkstream=True)
         while not cancel_requested():
             try:
-                # A dead replica's unacknowledged entries, ours after a
-                # restart, then new ones.
-                claimed: list[Any] = await self.redis.xautoclaim(
-                    keys.RESULTS, GROUP, consumer, RECLAIM_IDLE_MS, start_id="0-0", count=50
-                )
-                await self._handle(claimed[1])
-                for start in ("0", ">"):
-                    reply: Any = await self.redis.xreadgroup(
-                        GROUP, consumer, {keys.RESULTS: start}, count=50, block=2000 if start == ">" else None
-                    )
-                    for _, entries in reply or []:
-                        await self._handle(entries)
+                if not await self._consume(streams, consumer):
+                    await asyncio.sleep(poll_seconds)
             except asyncio.CancelledError:
                 raise
             except Exception:
                 log.exception("recording results failed")
                 await asyncio.sleep(1)
 
-    async def _handle(self, entries: list[Any]) -> None:
+    async def _consume(self, streams: list[str], consumer: str) -> int:
+        """Every stream's work in one round trip, without blocking: a dead
+        replica's entries never acknowledged, ours pending after a restart,
+        then new ones. How many entries there were."""
+        pipe = self.redis.pipeline(transaction=False)
+        for stream in streams:
+            pipe.xautoclaim(stream, GROUP, consumer, RECLAIM_IDLE_MS, start_id="0-0", count=50)
+            pipe.xreadgroup(GROUP, consumer, {stream: "0"}, count=50)
+            pipe.xreadgroup(GROUP, consumer, {stream: ">"}, count=50)
+        replies = await pipe.execute()
+        found = 0
+        for index, stream in enumerate(streams):
+            claimed, pending, new = replies[3 * index : 3 * index + 3]
+            entries = [*claimed[1], *(e for reply in (pending, new) for _, got in reply or [] for e in got)]
+            await self._handle(stream, entries)
+            found += len(entries)
+        return found
+
+    async def _handle(self, stream: str, entries: list[Any]) -> None:
         for entry_id, fields in entries:
             if not fields:
                 continue  # trimmed from the stream meanwhile
             await self.record(fields["game"], fields["match"], orjson.loads(fields["result"]))
-            await self.redis.xack(keys.RESULTS, GROUP, entry_id)
+            await self.redis.xack(stream, GROUP, entry_id)
 
     async def record(self, game: str, match_id: str, result: dict[str, Any]) -> None:
         """Record one finished match, once, whatever happens midway."""

@@ -361,7 +361,7 @@ class FeedHub:
     # -- delivery ---------------------------------------------------------------------
 
     async def _deliver(self, channel: str, data: bytes) -> None:
-        match_id = channel.removeprefix("{m:").split("}", 1)[0]
+        match_id = keys.match_of_live(channel)
         entry = self._matches.get(match_id)
         if entry is None:
             return

@@ -1,62 +1,92 @@
 """Every Redis key and channel Rodada uses, named in one place.
 
-A match and its table share the ``{m:<id>}`` hash tag, so they live in one
-Redis Cluster slot and one script may write them together; a matchmaking
-queue's keys share ``{mm:<queue>}``. Keys without a tag are independent of
-each other. docs/architecture.md has the whole schema with what each holds.
+Matches are spread over ``GROUPS`` slot groups by their id: a match's keys,
+its table's (the table id is the match id) and its group's clock, leases,
+active set and results stream all carry the group's hash tag ``{g<NN>}``, so
+they live in one Redis Cluster slot and the one script that commits a move
+also files its deadline and, at the end, its result. Readers of the per-group
+keys (the gateway's clocks and results, the active gauge) visit every group.
+A matchmaking queue's keys share ``{mm:<queue>}``. Keys without a tag are
+independent of each other. docs/architecture.md has the whole schema.
 """
 
 from __future__ import annotations
 
-# -- a match (and its table: the table id is the match id) ----------------------
+import zlib
+
+# Fixed for the life of the data: a match's group is computed from its id.
+# Enough groups to spread over any Cluster we would run (each group is one
+# slot), few enough that visiting all of them each cycle costs nothing.
+GROUPS = 64
+
+
+def group(match_id: str) -> int:
+    return zlib.crc32(match_id.encode()) % GROUPS
+
+
+def _tag(group_index: int) -> str:
+    return f"{{g{group_index:02d}}}"
+
+
+# -- a match (and its table) ------------------------------------------------------
 
 
 def match(match_id: str) -> str:
-    """Hash: ``v`` version, ``e`` last event id, ``doc`` the match record,
-    ``tv``/``table`` the table's version and record."""
-    return f"{{m:{match_id}}}"
+    """Hash: ``v`` version, ``w`` the write's token, ``e`` last event id,
+    ``doc`` the match record, ``tv``/``table`` the table's version and record."""
+    return f"{_tag(group(match_id))}:m:{match_id}"
 
 
 def events(match_id: str) -> str:
     """Stream: the table's and match's history, entry ``0-N`` = event N."""
-    return f"{{m:{match_id}}}:ev"
+    return f"{match(match_id)}:ev"
 
 
 def live(match_id: str) -> str:
     """(Sharded) pub/sub channel: each write's new events, and snapshots
     while someone watches."""
-    return f"{{m:{match_id}}}:live"
+    return f"{match(match_id)}:live"
 
 
-# -- per game -------------------------------------------------------------------
+def match_of_live(channel: str) -> str:
+    """The match a live channel belongs to."""
+    return channel.split(":m:", 1)[1].removesuffix(":live")
 
 
-def active(game: str) -> str:
-    """Set: the game's matches being played (the active-matches gauge)."""
-    return f"active:{game}"
+# -- per game, per group (written by the commit script) ------------------------------
 
 
-def clocks(game: str) -> str:
+def active(game: str, group_index: int) -> str:
+    """Set: the group's matches of the game being played (the active gauge)."""
+    return f"{_tag(group_index)}:active:{game}"
+
+
+def clocks(game: str, group_index: int) -> str:
     """Sorted set: ``<match>:<version>`` scored by its deadline."""
-    return f"{{clocks:{game}}}"
+    return f"{_tag(group_index)}:clocks:{game}"
 
 
-def clock_leases(game: str) -> str:
+def clock_leases(game: str, group_index: int) -> str:
     """Sorted set: deadlines a gateway replica has taken, scored by when its
     lease runs out (same slot as the clock, so one script moves them)."""
-    return f"{{clocks:{game}}}:leased"
+    return f"{_tag(group_index)}:clocks:{game}:leased"
 
 
 def clock_member(match_id: str, version: int) -> str:
     return f"{match_id}:{version}"
 
 
+def results(group_index: int) -> str:
+    """Stream: the group's finished matches, for ratings and histories."""
+    return f"{_tag(group_index)}:results"
+
+
+# -- per game --------------------------------------------------------------------------
+
+
 def open_tables(game: str) -> str:
     """Set: the game's open tables still seating."""
     return f"open-tables:{game}"
-
-
-RESULTS = "results"  # stream: finished matches, for ratings and histories
 
 
 # -- tables and invites -----------------------------------------------------------

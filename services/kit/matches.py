@@ -12,9 +12,11 @@ import secrets
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
+import orjson
 from google.protobuf import any_pb2
 from google.protobuf.message import Message
 from rodada.common.v1 import match_pb2, match_pb2_grpc
@@ -27,13 +29,28 @@ from services.kit.guard import CALLER, caller
 from services.kit.limits import Limit, RateLimited, RateLimiter
 from services.kit.play import Happening, Notice, Table
 from services.kit.rng import MatchRng, cpu_seed, new_seed, seed_digest
-from services.kit.store import MatchStore, StoredMatch, VersionConflict
+from services.kit.store import MatchStore, StoredMatch, Track, VersionConflict
 
 _MATCH_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _LEAVE_ATTEMPTS = 8
 RNG_ALGORITHM = "hmac-sha256-ctr"
 SPECTATOR = -1
-_WATCHED_MEMORY = 50_000  # matches whose watchedness this replica remembers
+# Matches this replica wrote last, kept with their record (about 2 KB each):
+# the next move on one of them needs no read first (the commit's version and
+# token check says whether the kept record is still the stored one).
+_KEPT_MATCHES = 20_000
+
+
+@dataclass(slots=True)
+class _Kept:
+    version: int
+    token: str
+    last_event_id: int
+    record: bytes
+    watched: bool  # the write had listeners: the next one builds snapshots for them
+
+    def match(self, match_id: str) -> StoredMatch:
+        return StoredMatch(match_id, self.version, self.last_event_id, orjson.loads(self.record), self.token)
 
 
 def _rules_error(game: str, error: RulesError) -> Refused:
@@ -76,9 +93,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         self._info = game.info()
         self._view = game.messages.View
         self._event = game.messages.Event
-        # Whether each match's last write had listeners: snapshots are built
-        # for the live message only while someone watches (unknown = yes).
-        self._watched: OrderedDict[str, bool] = OrderedDict()
+        self._kept: OrderedDict[str, _Kept] = OrderedDict()
 
     # -- RPCs -------------------------------------------------------------
 
@@ -153,25 +168,52 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         # of latency, not two. (gather runs _load in a task of its own, whose
         # log context does not flow back here: set the match id first.)
         logs.MATCH_ID.set(request.match_id)
-        try:
-            _, match = await asyncio.gather(
-                self.limiter.hit(self.action_limit, caller().user_id), self._load(request.match_id)
-            )
-        except RateLimited as limited:
-            raise Refused(
-                grpc.StatusCode.RESOURCE_EXHAUSTED, "rate_limited", str(limited), limited.retry_after
-            ) from None
+        kept = self._kept.get(request.match_id)
+        if kept is not None and kept.version == request.expected_version:
+            await self._limit()
+            match = kept.match(request.match_id)
+        else:
+            # The limit's counter and the match are read together: one round
+            # trip of latency, not two. (gather runs _load in a task of its
+            # own, whose log context does not flow back here: set above.)
+            _, match = await asyncio.gather(self._limit(), self._load(request.match_id))
         seat = self._seated(match)
         if request.expected_version != match.version:
             raise stale(match.version)
         kind = action.WhichOneof("action") or "none"
+
+        def move(t: Table, ctx: Context, cpu: MatchRng) -> list[Happening]:
+            return play.act(self.game, t, seat, action, ctx, cpu)
+
         try:
-            updated = await self._step(
-                match, lambda t, ctx, cpu: play.act(self.game, t, seat, action, ctx, cpu), kind
-            )
-        except VersionConflict as conflict:
-            raise stale(conflict.current_version) from None
+            updated = await self._step(match, move, kind)
+        except (VersionConflict, Refused) as problem:
+            if kept is None:
+                if isinstance(problem, VersionConflict):
+                    raise stale(problem.current_version) from None
+                raise
+            # The kept record may not be the stored one (a record changed
+            # under the same version, as after a failover): the answer must
+            # be the stored record's. Read it; play on it if it differs.
+            self._kept.pop(request.match_id, None)
+            fresh = await self._load(request.match_id)
+            if fresh.version != request.expected_version:
+                raise stale(fresh.version) from None
+            if fresh.token == match.token and isinstance(problem, Refused):
+                raise
+            try:
+                updated = await self._step(fresh, move, kind)
+            except VersionConflict as again:
+                raise stale(again.current_version) from None
         return match_pb2.ActResponse(snapshot=self.snapshot(updated, seat))
+
+    async def _limit(self) -> None:
+        try:
+            await self.limiter.hit(self.action_limit, caller().user_id)
+        except RateLimited as limited:
+            raise Refused(
+                grpc.StatusCode.RESOURCE_EXHAUSTED, "rate_limited", str(limited), limited.retry_after
+            ) from None
 
     async def Leave(
         self, request: match_pb2.LeaveRequest, context: grpc.aio.ServicerContext[Any, Any]
@@ -314,28 +356,41 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
     async def _commit(
         self, match: StoredMatch, doc: dict[str, Any], table: Table, happened: Sequence[Happening], now: float
     ) -> StoredMatch:
-        """Write ``doc`` at ``match``'s version with the events, publish them
-        (with every audience's snapshot while the match is watched), and
-        update the clocks and results."""
+        """Write ``doc`` at ``match``'s version with the events, the next
+        deadline or the result, and publish them (with every audience's
+        snapshot while the match is watched)."""
         outcome = play.outcome(self.game, table)
         version = match.version + 1
         events = encode(self._event, happened, version, now, outcome)
         updated = StoredMatch(match.match_id, version, match.last_event_id + len(events), doc)
-        watched = self._watched.get(match.match_id, True)
+        kept = self._kept.get(match.match_id)
+        watched = kept.watched if kept is not None else True  # unknown: build the snapshots
         live = self._live(updated, events, watched)
+        if outcome is None:
+            track = Track(self.game.name, due=play.deadline_at(self.game, table))
+        else:
+            track = Track(self.game.name, result=_result(doc, outcome))
         written = await self.store.commit(
             match.match_id,
             match.version,
             doc,
             [e.SerializeToString() for e in events],
             live,
+            token_field="w",
+            expected_token=match.token,
             over=outcome is not None,
+            track=track,
         )
         updated.last_event_id = written.last_event_id
-        self._remember(match.match_id, written.listeners > 0)
+        updated.token = written.token
+        self._keep(
+            match.match_id,
+            _Kept(written.version, written.token, written.last_event_id, written.doc, written.listeners > 0),
+        )
         if written.listeners and not watched:
             await self._publish_snapshots(updated, written.last_event_id + 1)
-        await self._track(updated, table, outcome)
+        if outcome is not None:
+            metrics.MATCHES_FINISHED.labels(self.game.name, _reason_label(outcome)).inc()
         return updated
 
     async def _notify(self, match: StoredMatch, happened: Sequence[Happening], once: str) -> None:
@@ -358,30 +413,11 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         seats = len(match.doc["players"])
         return [self.snapshot(match, seat) for seat in (*range(seats), None)]
 
-    def _remember(self, match_id: str, watched: bool) -> None:
-        self._watched[match_id] = watched
-        self._watched.move_to_end(match_id)
-        if len(self._watched) > _WATCHED_MEMORY:
-            self._watched.popitem(last=False)
-
-    async def _track(self, match: StoredMatch, table: Table, outcome: Outcome | None) -> None:
-        doc = match.doc
-        if outcome is None:
-            due = play.deadline_at(self.game, table)
-            await self.store.track(self.game.name, match.match_id, match.version, due, None)
-            return
-        metrics.MATCHES_FINISHED.labels(self.game.name, _reason_label(outcome)).inc()
-        record = {
-            "seats": doc["players"],
-            "options": doc["options"],
-            "mode": doc["mode"],
-            "ranks": outcome.ranks,
-            "scores": outcome.scores,
-            "reason": _reason_label(outcome),
-            "forfeited": outcome.forfeited,
-            "finished_at": doc["last_action_at"],
-        }
-        await self.store.track(self.game.name, match.match_id, match.version, None, record)
+    def _keep(self, match_id: str, kept: _Kept) -> None:
+        self._kept[match_id] = kept
+        self._kept.move_to_end(match_id)
+        if len(self._kept) > _KEPT_MATCHES:
+            self._kept.popitem(last=False)
 
     def snapshot(self, match: StoredMatch, seat: int | None) -> match_pb2.Snapshot:
         doc = match.doc
@@ -413,6 +449,20 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
             deadline_at=due or 0.0,
             mode=table.mode,
         )
+
+
+def _result(doc: dict[str, Any], outcome: Outcome) -> dict[str, Any]:
+    """A finished match as the results stream carries it (ratings, histories)."""
+    return {
+        "seats": doc["players"],
+        "options": doc["options"],
+        "mode": doc["mode"],
+        "ranks": outcome.ranks,
+        "scores": outcome.scores,
+        "reason": _reason_label(outcome),
+        "forfeited": outcome.forfeited,
+        "finished_at": doc["last_action_at"],
+    }
 
 
 def _reason_label(outcome: Outcome) -> str:

@@ -1,26 +1,31 @@
 """The Redis match store: one hash and one stream per match, written atomically.
 
-Keys (see ``keys.py``; the ``{m:ID}`` hash tag keeps them in one Redis
-Cluster slot):
+Keys (see ``keys.py``; the match's group tag keeps them, and the group's
+clock, active set and results stream, in one Redis Cluster slot):
 
-- ``{m:ID}`` hash: ``v`` version, ``e`` last event id, ``doc`` the match
-  record (JSON: game, players, options, the rules' state, generator seed and
-  counters, times); the table in the lobby (``tv``, ``table``) shares it.
-- ``{m:ID}:ev`` stream: the history, one entry per event, id ``0-N`` for
-  event N, field ``d`` a serialized ``rodada.common.v1.MatchEvent`` (its id
-  left 0: the entry id is the event id).
-- ``{m:ID}:live`` channel: after every write, ``<first event id>:`` and a
-  serialized ``LiveUpdate`` (the new events, and snapshots if any), for
-  feeds; sharded pub/sub (``SPUBLISH``) where the server has it.
+- match hash: ``v`` version, ``w`` a token naming the write that made it,
+  ``e`` last event id, ``doc`` the match record (JSON: game, players,
+  options, the rules' state, generator seed and counters, times); the table
+  in the lobby (``tv``, ``table``) shares it.
+- events stream: the history, one entry per event, id ``0-N`` for event N,
+  field ``d`` a serialized ``rodada.common.v1.MatchEvent`` (its id left 0:
+  the entry id is the event id).
+- live channel: after every write, ``<first event id>:`` and a serialized
+  ``LiveUpdate`` (the new events, and snapshots if any), for feeds; sharded
+  pub/sub (``SPUBLISH``) where the server has it.
 
-A write is one Lua call that checks the version, stores the record, appends
-the events and publishes them; a writer that lost the race gets
-:class:`VersionConflict` and nothing is written. Notices are appended without
-a version: they change nothing a move could depend on.
+A move is one Lua call — one round trip — that checks the version (and the
+token of the write the caller started from), stores the record, appends the
+events, files the next deadline in the game's clock (or, once the match is
+over, its result on the results stream) and publishes the events; a writer
+that lost the race gets :class:`VersionConflict` and nothing is written.
+Notices are appended without a version: they change nothing a move could
+depend on.
 """
 
 from __future__ import annotations
 
+import secrets
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -36,19 +41,24 @@ from services.kit import keys, metrics
 
 RedisClient = Redis | RedisCluster
 
+# KEYS: match, events, clock, active, results. ARGV: see MatchStore.commit.
 _COMMIT = """
 local v = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
-if v ~= tonumber(ARGV[2]) then
+local made_by = ARGV[10] ~= '' and (redis.call('HGET', KEYS[1], ARGV[10]) or '') or ''
+if v ~= tonumber(ARGV[2]) or made_by ~= ARGV[11] then
   return {-1, v, 0}
 end
 local first = tonumber(redis.call('HGET', KEYS[1], 'e') or '0') + 1
 local e = first - 1
-for i = 10, #ARGV do
+for i = 18, #ARGV do
   e = e + 1
   redis.call('XADD', KEYS[2], '0-' .. e, 'd', ARGV[i])
 end
 v = v + 1
 redis.call('HSET', KEYS[1], ARGV[1], v, 'e', e, ARGV[3], ARGV[4])
+if ARGV[10] ~= '' then
+  redis.call('HSET', KEYS[1], ARGV[10], ARGV[12])
+end
 if ARGV[9] == '1' then
   redis.call('HSET', KEYS[1], 'over', 1)
 end
@@ -56,6 +66,19 @@ local ttl = tonumber(ARGV[5])
 if ttl > 0 then
   redis.call('EXPIRE', KEYS[1], ttl)
   redis.call('EXPIRE', KEYS[2], ttl)
+end
+if ARGV[13] == '1' then
+  redis.call('ZREM', KEYS[3], ARGV[14] .. ':' .. (v - 1))
+  if ARGV[9] == '1' then
+    redis.call('SREM', KEYS[4], ARGV[14])
+    redis.call('XADD', KEYS[5], 'MAXLEN', '~', 1000000, '*',
+               'game', ARGV[17], 'match', ARGV[14], 'result', ARGV[16])
+  else
+    redis.call('SADD', KEYS[4], ARGV[14])
+    if ARGV[15] ~= '' then
+      redis.call('ZADD', KEYS[3], ARGV[15], ARGV[14] .. ':' .. v)
+    end
+  end
 end
 local heard = 0
 if ARGV[6] ~= '' and e >= first then
@@ -102,12 +125,25 @@ class VersionConflict(Exception):
 
 @dataclass
 class StoredMatch:
-    """A match as read from Redis: its record and the version it was read at."""
+    """A match as read from Redis: its record and the version it was read at
+    (and the token of the write that made that version)."""
 
     match_id: str
     version: int
     last_event_id: int
     doc: dict[str, Any]
+    token: str = ""
+
+
+@dataclass(frozen=True)
+class Track:
+    """What a match's write files beside it: the game's clock gets the new
+    version's deadline (``due``, None for none), or, when ``result`` is given
+    (the match is over), the results stream gets it."""
+
+    game: str
+    due: float | None = None
+    result: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -115,6 +151,8 @@ class Written:
     version: int
     last_event_id: int
     listeners: int  # subscribers that heard the write's live message
+    token: str  # names this write; the next one may start from it
+    doc: bytes  # the record as written
 
 
 async def publish_command(redis: RedisClient, cluster: bool) -> str:
@@ -139,15 +177,18 @@ class MatchStore:
         self, match_id: str, version_field: str = "v", doc_field: str = "doc"
     ) -> StoredMatch | None:
         """The record in ``doc_field`` (the match's, or its table's) with its
-        version and the history's last event id; None if there is none."""
+        version, the history's last event id and the match's write token;
+        None if there is none."""
         started = time.perf_counter()
-        version, last_event, doc = await self.redis.hmget(
-            keys.match(match_id), [version_field, "e", doc_field]
+        version, last_event, doc, token = await self.redis.hmget(
+            keys.match(match_id), [version_field, "e", doc_field, "w"]
         )
         metrics.REDIS_SECONDS.labels("load").observe(time.perf_counter() - started)
         if doc is None:
             return None
-        return StoredMatch(match_id, int(version or 0), int(last_event or 0), orjson.loads(doc))
+        return StoredMatch(
+            match_id, int(version or 0), int(last_event or 0), orjson.loads(doc), _text(token or b"")
+        )
 
     async def commit(
         self,
@@ -156,26 +197,53 @@ class MatchStore:
         doc: dict[str, Any],
         events: Sequence[bytes],
         live: bytes = b"",
+        *,
         version_field: str = "v",
         doc_field: str = "doc",
+        token_field: str = "",
+        expected_token: str = "",
         over: bool = False,
+        track: Track | None = None,
     ) -> Written:
         """Write ``doc`` and append ``events`` if the record is at
-        ``expected_version`` (0 = create), then publish ``live``. ``over``:
-        this write ends the match (its history takes nothing after)."""
+        ``expected_version`` (0 = create) and, with a ``token_field``, was
+        made by the write named ``expected_token``; file ``track``; publish
+        ``live``. ``over``: this write ends the match (its history takes
+        nothing after). The token guards a record the caller kept from an
+        earlier write: a version number alone could have been written
+        again after a Redis failover lost the one it knew."""
         started = time.perf_counter()
+        record = orjson.dumps(doc)
+        token = secrets.token_hex(8) if token_field else ""
+        game = track.game if track else ""
+        group = keys.group(match_id)
+        result = track.result if track else None
         reply = await self._commit(
-            keys=[keys.match(match_id), keys.events(match_id)],
+            keys=[
+                keys.match(match_id),
+                keys.events(match_id),
+                keys.clocks(game, group),
+                keys.active(game, group),
+                keys.results(group),
+            ],
             args=[
                 version_field,
                 expected_version,
                 doc_field,
-                orjson.dumps(doc),
+                record,
                 self.ttl_seconds,
                 self.publish,
                 keys.live(match_id),
                 live,
                 "1" if over else "",
+                token_field,
+                expected_token,
+                token,
+                "1" if track else "",
+                match_id,
+                "" if track is None or track.due is None else repr(track.due),
+                orjson.dumps(result) if result is not None else "",
+                game,
                 *events,
             ],
         )
@@ -183,7 +251,7 @@ class MatchStore:
         version, last_event, heard = (int(x) for x in cast(list[Any], reply))
         if version < 0:
             raise VersionConflict(last_event)
-        return Written(version, last_event, heard)
+        return Written(version, last_event, heard, token, record)
 
     async def append(self, match_id: str, events: Sequence[bytes], live: bytes, once: str = "") -> int | None:
         """Append notices to an existing, unfinished match's history (once
@@ -206,42 +274,12 @@ class MatchStore:
         )
         return [(int(_text(entry_id).split("-", 1)[1]), fields[b"d"]) for entry_id, fields in entries]
 
-    async def track(
-        self,
-        game: str,
-        match_id: str,
-        version: int,
-        due: float | None,
-        result: dict[str, Any] | None,
-    ) -> None:
-        """After a commit: the per-game set of active matches (the gauge), the
-        per-game clock (``clocks:<game>``, member ``<id>:<version>`` scored
-        by when the seat to act runs out of time; the gateway's clocks take
-        it, so the deadline is tied to the version it was set for), and, once
-        over, the result on the ``results`` stream for ratings and history.
-
-        Best effort in one round trip: these keys live in other Redis Cluster
-        slots than the match, so they cannot join the commit script. A lost
-        clock entry means no deadline for that turn, never a wrong action,
-        since every deadline names its version."""
-        pipe = self.redis.pipeline(transaction=False)
-        pipe.zrem(keys.clocks(game), keys.clock_member(match_id, version - 1))
-        if result is None:
-            pipe.sadd(keys.active(game), match_id)
-            if due is not None:
-                pipe.zadd(keys.clocks(game), {keys.clock_member(match_id, version): due})
-        else:
-            pipe.srem(keys.active(game), match_id)
-            pipe.xadd(
-                keys.RESULTS,
-                {"game": game, "match": match_id, "result": orjson.dumps(result)},
-                maxlen=1_000_000,
-                approximate=True,
-            )
-        await pipe.execute()
-
     async def count_active(self, game: str) -> int:
-        return int(await self.redis.scard(keys.active(game)))
+        """Matches of ``game`` being played, over every group."""
+        pipe = self.redis.pipeline(transaction=False)
+        for group in range(keys.GROUPS):
+            pipe.scard(keys.active(game, group))
+        return sum(int(n) for n in await pipe.execute())
 
 
 def _text(value: bytes | str) -> str:

@@ -27,6 +27,7 @@ from tests.integration.http_client import (
     register,
     table_change,
 )
+from tests.integration.time_travel import rewind_idle
 from tools.stack import Stack
 
 
@@ -252,9 +253,7 @@ async def rewind_turn_clock(stack: Stack, match_id: str, seconds: float) -> None
     seat got the turn or last acted), no longer from anyone's last action."""
     redis = Redis.from_url(stack.redis_url)
     try:
-        doc = orjson.loads(await redis.hget(keys.match(match_id), "doc"))  # type: ignore[misc]
-        doc["idle_since"] -= seconds
-        await redis.hset(keys.match(match_id), "doc", orjson.dumps(doc))  # type: ignore[misc]
+        await rewind_idle(redis, match_id, seconds)
     finally:
         await redis.aclose()
 

@@ -21,7 +21,6 @@ from typing import Any
 
 import grpc
 import httpx
-import orjson
 import pytest
 from redis.asyncio import Redis
 from rodada.common.v1 import match_pb2, match_pb2_grpc
@@ -39,6 +38,7 @@ from tests.integration.http_client import (
     register,
     seated_table,
 )
+from tests.integration.time_travel import rewind_idle
 from tests.integration.waiting import until
 from tools.stack import Stack
 
@@ -79,18 +79,9 @@ async def replicas(clock_stack: Stack) -> AsyncIterator[tuple[httpx.AsyncClient,
 
 async def make_due(redis: Redis, game: str, match_id: str, version: int) -> None:
     """The deadline set for ``version`` is due now, as far as the clocks know."""
-    await redis.zadd(keys.clocks(game), {keys.clock_member(match_id, version): time.time() - 1})
-
-
-async def rewind(redis: Redis, match_id: str, seconds: float) -> float:
-    """Make the seat to act look idle ``seconds`` longer (what the game checks
-    before acting on a deadline or a claim); the new ``idle_since``."""
-    stored = await redis.hget(keys.match(match_id), "doc")
-    assert stored is not None, match_id
-    doc = orjson.loads(stored)
-    doc["idle_since"] -= seconds
-    await redis.hset(keys.match(match_id), "doc", orjson.dumps(doc))
-    return float(doc["idle_since"])
+    await redis.zadd(
+        keys.clocks(game, keys.group(match_id)), {keys.clock_member(match_id, version): time.time() - 1}
+    )
 
 
 async def fired(stack: Stack, game: str, action: str, replicas: tuple[int, ...] = (0, 1)) -> float:
@@ -128,8 +119,8 @@ async def leased(redis: Redis, game: str, match_id: str, version: int) -> tuple[
     """The deadline's score in the clock and in the leased set (None: absent)."""
     member = keys.clock_member(match_id, version)
     return (
-        await redis.zscore(keys.clocks(game), member),
-        await redis.zscore(keys.clock_leases(game), member),
+        await redis.zscore(keys.clocks(game, keys.group(match_id)), member),
+        await redis.zscore(keys.clock_leases(game, keys.group(match_id)), member),
     )
 
 
@@ -146,7 +137,7 @@ async def test_a_deadline_fires_exactly_once_and_tells_the_table(
     before = await fired(clock_stack, "yatzy", "notified")
     async with bia.feed(clock_stack.gateway(1), table_id, after_event_id=snap["last_event_id"]) as feed:
         await feed.snapshot()  # following from now on
-        since = await rewind(redis, table_id, 121)
+        since = await rewind_idle(redis, table_id, 121)
         await make_due(redis, "yatzy", table_id, snap["version"])
         item = await feed.next()
         # One INACTIVE notice in the match history, at the match's version;
@@ -171,7 +162,7 @@ async def test_many_deadlines_through_two_replicas_each_fire_once(
     tables = [await seated_table([player], "yatzy") for player in players]
     before = await fired(clock_stack, "yatzy", "notified")
     for table_id, snap in tables:
-        await rewind(redis, table_id, 121)
+        await rewind_idle(redis, table_id, 121)
         await make_due(redis, "yatzy", table_id, snap["version"])
     await fired_at_least(clock_stack, "yatzy", "notified", before + 12)
     await asyncio.sleep(1)  # several cycles of both replicas
@@ -192,7 +183,7 @@ async def test_a_move_made_in_time_makes_the_deadline_a_no_op(
     (seat,) = snap["to_act"]
     player = players[seat]
     stale_version = snap["version"]
-    await rewind(redis, table_id, 31)  # the seat's 30 s have really run out ...
+    await rewind_idle(redis, table_id, 31)  # the seat's 30 s have really run out ...
     moved = await player.act(table_id, stale_version, {"flip": {}})  # ... but the move lands first
     # The move replaced the deadline: the old version's entry is gone, the new one is set.
     assert await leased(redis, "bozu_mekuri", table_id, stale_version) == (None, None)
@@ -222,7 +213,7 @@ async def test_bozu_mekuri_timer_has_the_cpu_play_exactly_one_turn(
     before = await fired(clock_stack, "bozu_mekuri", "cpu_turn")
     async with players[idle].feed(clock_stack.gateway(1), table_id, snap["last_event_id"]) as feed:
         await feed.snapshot()
-        await rewind(redis, table_id, 31)  # the game checks the 30 s itself
+        await rewind_idle(redis, table_id, 31)  # the game checks the 30 s itself
         await make_due(redis, "bozu_mekuri", table_id, snap["version"])
         items = await feed.until(lambda item: "snapshot" in item, timeout=15)
     after = items[-1]["snapshot"]
@@ -273,7 +264,7 @@ async def test_an_idle_solo_bozo_match_expires(replicas: Any, clock_stack: Stack
     result = {"ranks": [1], "scores": [0], "reason": "END_REASON_INACTIVITY", "forfeited": [0]}
     async with ana.feed(clock_stack.gateway(1), table_id, snap["last_event_id"]) as feed:
         await feed.snapshot()
-        since = await rewind(redis, table_id, 121)
+        since = await rewind_idle(redis, table_id, 121)
         await make_due(redis, "bozo", table_id, snap["version"])
 
         async def finished() -> bool:
@@ -319,7 +310,7 @@ async def test_removal_after_120s_by_any_other_player(
     with pytest.raises(ApiRefused) as refused:
         await other.act(table_id, snap["version"], claim)
     assert (refused.value.status, refused.value.code) == (409, "too_early")
-    await rewind(redis, table_id, 121)
+    await rewind_idle(redis, table_id, 121)
     with pytest.raises(ApiRefused) as refused:
         await players[idle].act(table_id, snap["version"], claim)
     assert refused.value.code == "cannot_claim_yourself"
@@ -351,7 +342,7 @@ async def test_domino_claim_after_120s_by_the_opposing_team_not_the_partner(
     with pytest.raises(ApiRefused) as refused:
         await opponent.act(table["id"], snap["version"], claim)
     assert refused.value.code == "too_early"
-    await rewind(redis, table["id"], 121)
+    await rewind_idle(redis, table["id"], 121)
     with pytest.raises(ApiRefused) as refused:
         await partner.act(table["id"], snap["version"], claim)
     assert (refused.value.status, refused.value.code) == (409, "partner_cannot_claim")
@@ -422,19 +413,19 @@ async def test_a_lease_a_dead_replica_left_is_taken_and_fired_once(
     ana, bia = await register(a, "ana"), await register(b, "bia")
     table_id, snap = await seated_table([ana, bia], "yatzy")
     member = keys.clock_member(table_id, snap["version"])
-    since = await rewind(redis, table_id, 121)
+    since = await rewind_idle(redis, table_id, 121)
     before = await fired(clock_stack, "yatzy", "notified")
     # What the take leaves behind: gone from the clock, in the leased set
     # with the lease's end as its score; the lease still runs.
     pipe = redis.pipeline(transaction=True)
-    pipe.zrem(keys.clocks("yatzy"), member)
-    pipe.zadd(keys.clock_leases("yatzy"), {member: time.time() + 3600})
+    pipe.zrem(keys.clocks("yatzy", keys.group(table_id)), member)
+    pipe.zadd(keys.clock_leases("yatzy", keys.group(table_id)), {member: time.time() + 3600})
     await pipe.execute()
     await asyncio.sleep(1)  # five cycles of each live replica
     assert await fired(clock_stack, "yatzy", "notified") == before
     assert notices_in(await history(ana, clock_stack.gateway(0), table_id)) == []
     # The dead replica's lease runs out.
-    await redis.zadd(keys.clock_leases("yatzy"), {member: time.time() - 1})
+    await redis.zadd(keys.clock_leases("yatzy", keys.group(table_id)), {member: time.time() - 1})
     await fired_at_least(clock_stack, "yatzy", "notified", before + 1)
     await asyncio.sleep(1)
     assert await fired(clock_stack, "yatzy", "notified") == before + 1
@@ -450,8 +441,8 @@ async def test_a_repeated_fire_for_one_version_tells_the_table_once(
     ana, bia = await register(a, "ana"), await register(a, "bia")
     table_id, snap = await seated_table([ana, bia], "yatzy")
     # Only this test fires it: the clocks are kept out.
-    await redis.zrem(keys.clocks("yatzy"), keys.clock_member(table_id, snap["version"]))
-    since = await rewind(redis, table_id, 121)
+    await redis.zrem(keys.clocks("yatzy", keys.group(table_id)), keys.clock_member(table_id, snap["version"]))
+    since = await rewind_idle(redis, table_id, 121)
     platform = clock_stack.platform_metadata()
     request = match_pb2.FireDeadlineRequest(match_id=table_id, expected_version=snap["version"])
     async with grpc.aio.insecure_channel(clock_stack.service("yatzy")) as channel:
@@ -498,14 +489,17 @@ async def test_a_replica_killed_between_taking_and_firing_a_deadline(lease_stack
         table_id, snap = await seated_table([ana, bia], "yatzy")
     redis = Redis.from_url(lease_stack.redis_url, decode_responses=True)
     try:
-        since = await rewind(redis, table_id, 121)
+        since = await rewind_idle(redis, table_id, 121)
         game.send_signal(signal.SIGSTOP)
         try:
             await make_due(redis, "yatzy", table_id, snap["version"])
 
             async def taken() -> bool:
                 return await leased(redis, "yatzy", table_id, snap["version"]) != (None, None) and (
-                    await redis.zscore(keys.clocks("yatzy"), keys.clock_member(table_id, snap["version"]))
+                    await redis.zscore(
+                        keys.clocks("yatzy", keys.group(table_id)),
+                        keys.clock_member(table_id, snap["version"]),
+                    )
                     is None
                 )
 
