@@ -15,7 +15,7 @@ import pytest
 from redis.asyncio.client import PubSub
 
 from services.kit import keys
-from services.kit.store import MatchStore, VersionConflict, parse_live
+from services.kit.store import MatchStore, Track, VersionConflict, parse_live
 from tests.conftest import STORE_TTL_SECONDS
 from tests.stored import stored
 
@@ -174,23 +174,46 @@ async def test_a_store_without_a_publish_command_writes_without_live_messages(
         assert await pubsub.get_message(timeout=0.2) is None
 
 
-async def test_tracking_moves_the_deadline_to_the_new_version_and_files_the_result(
+async def test_a_write_files_its_deadline_or_its_result_in_the_same_script(
     store: MatchStore, match_id: str
 ) -> None:
     game = f"game-{match_id}"
-    clocks = keys.clocks(game)
-    await store.track(game, match_id, 1, 100.0, None)
-    await store.track(game, match_id, 2, 200.0, None)
+    group = keys.group(match_id)
+    clocks, results = keys.clocks(game, group), keys.results(group)
+    await store.commit(match_id, 0, doc(0), [b"a"], track=Track(game, due=100.0))
+    await store.commit(match_id, 1, doc(1), [b"b"], track=Track(game, due=200.0))
     assert await store.redis.zrange(clocks, 0, -1, withscores=True) == [(f"{match_id}:2".encode(), 200.0)]
     assert await store.count_active(game) == 1
-    await store.track(game, match_id, 3, None, None)  # nobody to act: no deadline
+    await store.commit(match_id, 2, doc(2), [b"c"], track=Track(game))  # nobody to act: no deadline
     assert await store.redis.zcard(clocks) == 0
-    before = await store.redis.xlen(keys.RESULTS)
-    await store.track(game, match_id, 4, None, {"ranks": [1, 2]})
+    # A write that loses the race files nothing.
+    with pytest.raises(VersionConflict):
+        await store.commit(match_id, 1, doc(9), [b"lost"], track=Track(game, due=300.0))
+    assert await store.redis.zcard(clocks) == 0
+    before = await store.redis.xlen(results)
+    await store.commit(match_id, 3, doc(3), [b"d"], over=True, track=Track(game, result={"ranks": [1, 2]}))
     assert await store.count_active(game) == 0
-    (_, last), *_ = await store.redis.xrevrange(keys.RESULTS, count=1)
-    assert await store.redis.xlen(keys.RESULTS) == before + 1
+    (_, last), *_ = await store.redis.xrevrange(results, count=1)
+    assert await store.redis.xlen(results) == before + 1
     assert last[b"match"] == match_id.encode() and orjson.loads(last[b"result"]) == {"ranks": [1, 2]}
+
+
+async def test_a_write_from_a_kept_record_needs_the_token_of_the_write_that_made_it(
+    store: MatchStore, match_id: str
+) -> None:
+    created = await store.commit(match_id, 0, doc(0), [b"a"], token_field="w")
+    loaded = await store.load(match_id)
+    assert loaded is not None and loaded.token == created.token != ""
+    # The same version written again by someone else (as after a failover
+    # that lost a write): a writer holding the old record is refused.
+    await store.redis.hset(keys.match(match_id), "w", "another-write")
+    before = await stored(store.redis, match_id)
+    with pytest.raises(VersionConflict) as conflict:
+        await store.commit(match_id, 1, doc(1), [b"b"], token_field="w", expected_token=created.token)
+    assert conflict.value.current_version == 1
+    assert await stored(store.redis, match_id) == before
+    moved = await store.commit(match_id, 1, doc(1), [b"b"], token_field="w", expected_token="another-write")
+    assert moved.version == 2 and moved.token not in (created.token, "another-write")
 
 
 async def test_of_two_writers_at_one_version_exactly_one_wins(store: MatchStore, match_id: str) -> None:
