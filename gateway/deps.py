@@ -1,16 +1,16 @@
-"""FastAPI dependencies and helpers every route module uses."""
+"""FastAPI dependencies and helpers every route module uses (replies as
+proto3 JSON: ``message_json``, from gateway/protojson.py)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from google.protobuf import json_format
-from google.protobuf.message import Message
 
 from gateway.matches import Caller
 from gateway.platform import Platform
+from gateway.protojson import message_json
 
 _bearer = HTTPBearer(auto_error=False)
 
@@ -34,13 +34,8 @@ CallerDep = Annotated[Caller, Depends(authenticated)]
 PlatformDep = Annotated[Platform, Depends(platform)]
 
 
-def message_json(message: Message) -> dict[str, Any]:
-    """A reply for HTTP clients: the message's proto3 JSON, field names as in
-    the .proto, every field present (defaults included)."""
-    return json_format.MessageToDict(
-        message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
-    )
-
-
 def client_address(request: Request) -> str:
     return request.client.host if request.client else "unknown"
+
+
+__all__ = ["CallerDep", "PlatformDep", "client_address", "message_json"]

@@ -10,7 +10,7 @@ existe mesa privada") have no invites: their tables are listed, anyone may
 sit in a free seat of their choice, and the table starts when it is full.
 Seats given to the computer at creation count as taken.
 
-A table lives in its match's hash (``{m:<id>}``: ``tv`` its version,
+A table lives in its match's hash (``keys.match(id)``: ``tv`` its version,
 ``table`` its record) and every change is an event of the same history as
 the match's (a ``TableChange``), written with the match store's
 compare-and-set: so a table's feed runs from its creation to its match's end

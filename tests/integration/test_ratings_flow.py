@@ -1,6 +1,6 @@
 """Finished matches reach match history, and ranked ones the ratings and
 leaderboards, through the results stream. Tables are made ranked here by
-marking their record (the ``table`` field of the ``{m:<id>}`` hash), as the
+marking their record (the ``table`` field of the match's hash), as the
 matchmaker's ranked queues do.
 
 Ratings are the platform's ``Rating`` messages: Glicko-2 rating, deviation

