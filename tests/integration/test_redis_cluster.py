@@ -232,4 +232,12 @@ async def test_a_yatzy_game_over_http_and_its_websocket_feed_on_a_cluster(
         states = [item["snapshot"] for item in feed.items if "snapshot" in item]
         assert states[-1]["status"] == FINISHED and states[-1]["result"] == snap["result"]
         assert (await ana.view(table["id"]))["status"] == FINISHED
+
+        # The result, filed by the match's last write on its shard, reaches
+        # the player's history through the results consumer.
+        async def recorded() -> bool:
+            history = await ana.call("GET", f"/v1/users/{ana.user_id}/matches")
+            return [m["match_id"] for m in history["matches"]] == [table["id"]]
+
+        await until(recorded, timeout=15)
     assert_match_in_one_slot(client, cluster, table["id"])
