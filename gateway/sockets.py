@@ -199,6 +199,9 @@ class FeedSockets:
             found = TABLE_FEED.match(scope["path"])
             if found:
                 platform: Platform = self.app.state.platform  # type: ignore[attr-defined]
+                # The server holds the scope for the connection's life; a feed
+                # needs none of the upgrade request's headers once here.
+                scope["headers"] = ()
                 await table_feed(platform, found.group(1), receive, send)
                 return
         await self.app(scope, receive, send)
