@@ -69,7 +69,6 @@ class Record:
     game: str
     viewer: int  # the seat whose feed this is, or SPECTATOR
     seats: int
-    mode: str
     view: JSON  # the first snapshot's view: the table's options are there
     seed_sha256: str  # as the first snapshot published it
     seed: str  # hex, as the final snapshot revealed it ("" if it did not)
@@ -148,7 +147,6 @@ def parse(items: list[JSON]) -> Record:
         game=game,
         viewer=int(first.get("seat", 0)),
         seats=len(first.get("seats", [])),
-        mode=first.get("mode", ""),
         view=first.get("view", {}),
         seed_sha256=first.get("fairness", {}).get("seed_sha256", ""),
         seed=(finished or {}).get("fairness", {}).get("seed", ""),
