@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 import json
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -65,35 +65,23 @@ def test_the_untouched_records_are_verified() -> None:
             verify_text(json.dumps(record.feed(viewer)))
 
 
-def test_a_die_changed_is_found() -> None:
-    items = match("yatzy", 2).feed(SPECTATOR)
-    position = events_of(items, "rolled")[3]
-    rolled = items[position]["event"]["event"]["rolled"]
-    true_face = rolled["dice"][2]
-    rolled["dice"][2] = true_face % 6 + 1
+@pytest.mark.parametrize(
+    ("name", "seats", "viewer", "kind", "die"),
+    [
+        ("yatzy", 2, SPECTATOR, "rolled", 2),  # a public throw
+        ("dudo", 3, 1, "dice_rolled", 0),  # seat 1's own dice, which nobody else sees before a call
+    ],
+)
+def test_a_die_changed_is_found(name: str, seats: int, viewer: int, kind: str, die: int) -> None:
+    items = match(name, seats).feed(viewer)
+    position = events_of(items, kind)[1]
+    dice = items[position]["event"]["event"][kind]["dice"]
+    true_face = dice[die]
+    dice[die] = true_face % 6 + 1
     difference = rejected(items)
-    assert difference.where.startswith(f"event {items[position]['event']['id']} (rolled")
-    assert (difference.field, difference.expected, difference.found) == (
-        "dice[2]",
-        true_face,
-        true_face % 6 + 1,
-    )
-
-
-def test_a_private_die_changed_is_found_by_its_seat() -> None:
-    """Seat 1's own Dudo dice, which no one else sees until a call."""
-    items = match("dudo", 3).feed(1)
-    position = events_of(items, "dice_rolled")[1]
-    dice = items[position]["event"]["event"]["dice_rolled"]["dice"]
-    true_face = dice[0]
-    dice[0] = true_face % 6 + 1
-    difference = rejected(items)
-    assert difference.where.startswith(f"event {items[position]['event']['id']} (dice_rolled")
-    assert (difference.field, difference.expected, difference.found) == (
-        "dice[0]",
-        true_face,
-        true_face % 6 + 1,
-    )
+    assert difference.where.startswith(f"event {items[position]['event']['id']} ({kind}")
+    changed = (f"dice[{die}]", true_face, true_face % 6 + 1)
+    assert (difference.field, difference.expected, difference.found) == changed
 
 
 def test_a_die_under_the_cup_changed_is_found_when_declared() -> None:
@@ -278,3 +266,73 @@ def test_a_record_that_is_not_one_is_refused() -> None:
     with pytest.raises(Difference) as raised:
         verify_text(json.dumps([{"end": {"reason": "finished"}}]))
     assert (raised.value.where, raised.value.field) == ("record", "format")
+
+
+def test_a_malformed_field_anywhere_is_a_difference_not_a_crash() -> None:
+    """Any field of a (short) record's events replaced by a value of another
+    shape, or removed: the verifier answers with a difference or, where a
+    default stands in for the same value, verified; never a crash."""
+    items = match("dudo", 2, {"dice_per_player": 2}).feed(0)
+    rnd = random.Random(2)
+    places = [p for p in _places(items) if "event" in items[p[0]] and not {"at", "host_only"} & set(p)]
+    refused = 0
+    for _ in range(300):
+        tampered = copy.deepcopy(items)
+        *path, last = rnd.choice(places)
+        parent: Any = tampered
+        for key in path:
+            parent = parent[key]
+        if isinstance(parent, dict) and rnd.random() < 0.3:
+            del parent[last]
+        else:
+            parent[last] = rnd.choice(["x", None, [], {}, 3.5, -1, True, [1, "x"]])
+        try:
+            verify_text(json.dumps(tampered))
+        except Difference as difference:
+            assert difference.where and difference.field
+            refused += 1
+    assert refused > 250, refused
+
+
+def _places(node: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """The path of every field and list item below ``node``."""
+    children = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else []
+    for key, child in children:
+        yield (*path, key)
+        yield from _places(child, (*path, key))
+
+
+def test_a_bid_below_the_standing_one_is_found() -> None:
+    """Choices are read from the record, and checked: a Dudo raise lowered
+    to the standing bid's quantity on a lower face does not raise it."""
+    items = match("dudo", 3).feed(SPECTATOR)
+    first, second = next(
+        (a, b)
+        for a, b in zip(events_of(items, "bid_made"), events_of(items, "bid_made")[1:], strict=False)
+        if data(items[a])["face"] > 2 and not events_of(items[a:b], "round_started")
+    )
+    standing = data(items[first])
+    raised = items[second]["event"]["event"]["bid_made"]
+    raised.update(quantity=standing["quantity"], face=2)
+    difference = rejected(items)
+    assert difference.where.startswith(f"event {items[second]['event']['id']} (bid_made")
+    assert (difference.field, difference.found) == ("quantity", standing["quantity"])
+    assert difference.expected.startswith(f"{standing['quantity'] + 1} to ")
+
+
+def test_a_first_round_not_opened_with_six_six_is_found() -> None:
+    record = match("domino", 4)
+    opener = data(record.feed(SPECTATOR)[events_of(record.feed(SPECTATOR), "round_started")[0]])["opener"]
+    items = record.feed(opener)
+    hand = data(items[events_of(items, "dealt")[0]])["tiles"]
+    position = events_of(items, "played")[0]
+    played = items[position]["event"]["event"]["played"]
+    assert played["tile"] == {"a": 6, "b": 6}
+    played["tile"] = next(tile for tile in hand if tile != {"a": 6, "b": 6})
+    difference = rejected(items)
+    assert difference.where.startswith(f"event {items[position]['event']['id']} (played")
+    assert (difference.field, difference.expected, difference.found) == (
+        "tile",
+        {"a": 6, "b": 6},
+        played["tile"],
+    )

@@ -15,7 +15,7 @@ from .bozu_mekuri import BozuMekuri
 from .domino import Domino
 from .dudo import Dudo
 from .record import Difference, Record, load, parse
-from .replay import Report, Shadow, verify
+from .replay import MALFORMED, Report, Shadow, malformed, verify
 from .yatzy import Yatzy
 
 SHADOWS: dict[str, type[Shadow]] = {
@@ -30,7 +30,10 @@ SHADOWS: dict[str, type[Shadow]] = {
 def verify_text(text: str, seed: str | None = None) -> Report:
     """Verify a record given as text (a JSON array of feed items, or one item
     per line); Difference at the first disagreement."""
-    return verify(parse(load(text)), seed, SHADOWS)
+    try:
+        return verify(parse(load(text)), seed, SHADOWS)
+    except MALFORMED as error:  # a field of the wrong shape outside any one event
+        raise Difference("record", malformed(error)) from None
 
 
 __all__ = ["Difference", "Record", "Report", "verify_text"]

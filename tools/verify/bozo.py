@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from collections import Counter
 
+from .dice import DICE, kept
 from .record import JSON, Event, Mismatch
 from .replay import Expected, Shadow, end_reason
 
-DICE = 5
 TURNS = {"SOLO": 10, "DUEL": 20, "DUPLAS": 20}
 TEAMS = ("JADE", "AMBAR")
 NUMBERS = {"AS": 1, "DUQUE": 2, "TERNO": 3, "QUADRA": 4, "QUINA": 5, "SENA": 6}
@@ -56,17 +56,17 @@ class Bozo(Shadow):
         seat = int(event.data.get("seat", 0))
         self.check_turn(event, self.turn % self.seats)
         if event.kind == "thrown":
-            kept = sorted(int(i) for i in event.data.get("kept", []))
-            if any(not 0 <= i < DICE for i in kept) or self.cup:
-                raise Mismatch("kept", "die indices 0 to 4, no cup waiting", kept)
+            if self.cup:
+                raise Mismatch("event", "revealed (the cup is down)", event.kind)
+            keep = kept(event, self.throws)
             cup = bool(event.data.get("cup", False))
-            thrown = [i for i in range(DICE) if i not in kept]
+            thrown = [i for i in range(DICE) if i not in keep]
             self.dice = self.dice or [0] * DICE
             for i in thrown:
                 self.dice[i] = self.rng.die()
             self.throws += 1
             self.thrown, self.cup = thrown, cup
-            data = {"seat": seat, "throw_number": self.throws, "thrown": thrown, "kept": kept, "cup": cup}
+            data = {"seat": seat, "throw_number": self.throws, "thrown": thrown, "kept": keep, "cup": cup}
             data["faces"] = [] if cup else [self.dice[i] for i in thrown]
             return [Expected("thrown", data)]
         if event.kind == "revealed":

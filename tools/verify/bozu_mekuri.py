@@ -5,7 +5,7 @@ card, and what the card does follows from its kind and the table's rules."""
 from __future__ import annotations
 
 from .record import JSON, Event, Mismatch
-from .replay import Expected, Shadow
+from .replay import Expected, Shadow, ranks_of
 
 # The printed categories of the Ogura Hyakunin Isshu (every other card is a noble).
 LADIES = frozenset({2, 9, 19, 38, 53, 54, 56, 57, 58, 59, 60, 61, 62, 65, 67, 72, 80, 88, 89, 90, 92})
@@ -108,8 +108,8 @@ class BozuMekuri(Shadow):
         counts = [len(hand) for hand in self.hands]
         standing = [s for s in range(len(counts)) if s not in self.eliminated]
         ranks = [0] * len(counts)
-        for seat in standing:
-            ranks[seat] = 1 + sum(1 for other in standing if counts[other] > counts[seat])
+        for seat, rank in zip(standing, ranks_of([counts[s] for s in standing]), strict=True):
+            ranks[seat] = rank
         for order, seat in enumerate(reversed(self.eliminated)):
             ranks[seat] = len(standing) + 1 + order
         return {"ranks": ranks, "scores": counts, "reason": "END_REASON_COMPLETED", "forfeited": self.left}

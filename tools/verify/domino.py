@@ -60,6 +60,8 @@ class Domino(Shadow):
             raise Mismatch("tile", f"one of seat {seat}'s tiles {[tile_json(t) for t in hand]}", raw)
         end = event.data.get("end", "END_UNSPECIFIED")
         if self.ends is None:
+            if self.round == 1 and tile != DOUBLE_SIX:
+                raise Mismatch("tile", tile_json(DOUBLE_SIX), raw)
             laid, end, self.ends = sent, "END_UNSPECIFIED", sent
         else:
             left, right = self.ends

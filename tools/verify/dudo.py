@@ -24,6 +24,8 @@ class Dudo(Shadow):
         seats = self.record.seats
         self.per_player = int(options.get("dice_per_player", 3))
         self.palifico_on = bool(options.get("palifico", False))
+        self.calza_on = bool(options.get("calza", False))
+        self.open_on_ones = bool(options.get("open_on_ones", False))
         self.counts = [self.per_player] * seats
         self.dice: list[list[int]] = [[] for _ in range(seats)]
         self.round = 0
@@ -45,7 +47,12 @@ class Dudo(Shadow):
         seat = self.turn
         assert seat is not None
         if event.kind == "bid_made":
-            quantity, face = int(event.data.get("quantity", 0)), int(event.data.get("face", 0))
+            quantity, face = event.data.get("quantity", 0), event.data.get("face", 0)
+            lowest = self._lowest(face)
+            if lowest is None:
+                raise Mismatch("face", "a face this bid may name", face)
+            if type(quantity) is not int or not lowest <= quantity <= sum(self.counts):
+                raise Mismatch("quantity", f"{lowest} to {sum(self.counts)} dice", quantity)
             self.bid, self.bidder = (quantity, face), seat
             self.turn = self._next_in(seat)
             return [Expected("bid_made", {"seat": seat, "quantity": quantity, "face": face})]
@@ -122,6 +129,8 @@ class Dudo(Shadow):
         loser = gainer = None
         if call == "DUDO":
             outcome, loser = ("BIDDER_LOSES", self.bidder) if count < quantity else ("CALLER_LOSES", caller)
+        elif call == "CALZA" and not self.calza_on:
+            raise Mismatch("call", "DUDO (this table plays without calza)", call)
         elif call == "CALZA" and count == quantity:
             outcome = "CALZA_RIGHT"
             gainer = caller if self.counts[caller] < self.per_player else None
@@ -162,6 +171,24 @@ class Dudo(Shadow):
         if self.counts[opener] == 0:
             opener = self._next_in(opener)
         return [*events, *self._start_round(opener, palifico_seat)]
+
+    def _lowest(self, face: object) -> int | None:
+        """The fewest dice a bid on ``face`` needs now, or None if the bid may
+        not name it: ones open a round only where allowed, a palifico round
+        keeps its face, and moving to or from ones halves or doubles."""
+        if type(face) is not int or not 1 <= face <= 6:
+            return None
+        palifico = self.palifico_seat is not None
+        if self.bid is None:
+            return None if face == ONES and not (self.open_on_ones or palifico) else 1
+        quantity, standing = self.bid
+        if palifico:
+            return quantity + 1 if face == standing else None
+        if standing != ONES and face != ONES:
+            return quantity if face > standing else quantity + 1
+        if standing != ONES:
+            return (quantity + 1) // 2
+        return quantity + 1 if face == ONES else 2 * quantity + 1
 
     def _put_out(self, seat: int, why: str) -> Expected:
         """Out: the seat's dice leave the table, unseen if no call showed them."""

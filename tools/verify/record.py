@@ -107,7 +107,9 @@ def parse(items: list[JSON]) -> Record:
             snapshots.append(item["snapshot"])
         elif "event" in item:
             raw = item["event"]
-            event_id = int(raw.get("id", 0))
+            event_id = raw.get("id", 0)
+            if type(event_id) is not int:
+                raise Difference(f"item {position}", Mismatch("id", "an event id", event_id))
             if event_id <= last_id:
                 raise Difference(
                     f"item {position} (event {event_id})",
@@ -141,7 +143,7 @@ def parse(items: list[JSON]) -> Record:
     finished = next((s for s in snapshots if s.get("status") == "MATCH_STATUS_FINISHED"), None)
     expected_type = f"type.googleapis.com/rodada.{game}.v1.Event"
     for event in events:
-        if not event.is_notice and event.type_url not in ("", expected_type):
+        if not event.is_notice and event.type_url != expected_type:
             raise Difference(event.where(), Mismatch("event.@type", expected_type, event.type_url))
     return Record(
         game=game,
@@ -157,11 +159,16 @@ def parse(items: list[JSON]) -> Record:
 
 def _event(raw: JSON, event_id: int) -> Event | None:
     """A MatchEvent of the match (None for a lobby change)."""
+    audience = raw.get("audience", [])
+    if not isinstance(audience, list) or not all(type(seat) is int for seat in audience):
+        raise Difference(f"event {event_id}", Mismatch("audience", "a list of seats", audience))
+    if type(raw.get("final", False)) is not bool:
+        raise Difference(f"event {event_id}", Mismatch("final", "true or false", raw["final"]))
     common: dict[str, Any] = {
         "id": event_id,
-        "version": int(raw.get("version", 0)),
-        "audience": tuple(raw.get("audience", ())),
-        "final": bool(raw.get("final", False)),
+        "version": raw.get("version", 0),
+        "audience": tuple(audience),
+        "final": raw.get("final", False),
         "result": raw.get("result"),
     }
     if "notice" in raw:
@@ -178,7 +185,9 @@ def _event(raw: JSON, event_id: int) -> Event | None:
         if not isinstance(data, dict):
             raise Difference(f"event {event_id}", Mismatch(f"event.{kind}", "an object", data))
         return Event(kind=kind, data=data, type_url=str(body.get("@type", "")), **common)
-    return None  # event.table: the lobby, which has no draws
+    if "table" in raw:
+        return None  # the lobby, which has no draws
+    raise Difference(f"event {event_id}", Mismatch("event", "a game event, a notice or a table change", raw))
 
 
 def _malformed(expected: str, found: Any) -> Difference:

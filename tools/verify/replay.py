@@ -21,6 +21,9 @@ from typing import Any
 from .generator import Generator
 from .record import JSON, SPECTATOR, Difference, Event, Mismatch, Record, compare
 
+# What reading a field of the wrong shape raises: a malformed record.
+MALFORMED = (AttributeError, KeyError, IndexError, TypeError, ValueError)
+
 # Notices that change the match: a seat left, was claimed against, expired.
 DEPARTURES = {"LEFT": "left", "CLAIMED": "inactive", "EXPIRED": "inactive"}
 
@@ -69,12 +72,18 @@ class Shadow:
             raise Mismatch("seat", seat, found)
 
 
+def malformed(error: Exception) -> Mismatch:
+    return Mismatch("format", "fields of the proto's types", f"{type(error).__name__}: {error}")
+
+
 def ranks_of(values: list[int]) -> list[int]:
     """Competition ranks, highest first: equal values share a rank, the next skips."""
     return [1 + sum(1 for other in values if other > value) for value in values]
 
 
 def end_reason(whys: list[str]) -> str:
+    """The Result's reason from the departures' ("left", "inactive"): a seat
+    that left outweighs removals for inactivity, which outweigh none."""
     if "left" in whys:
         return "END_REASON_FORFEIT"
     return "END_REASON_INACTIVITY" if "inactive" in whys else "END_REASON_COMPLETED"
@@ -118,6 +127,8 @@ def verify(record: Record, seed_hex: str | None, shadows: dict[str, type[Shadow]
                 final = event
         except Mismatch as mismatch:
             raise Difference(event.where(), mismatch) from None
+        except MALFORMED as error:
+            raise Difference(event.where(), malformed(error)) from None
     if final is None:
         last = record.events[-1].where() if record.events else "the start"
         upcoming = _visible(pending, record.viewer)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections import Counter
 
+from .dice import DICE, kept
 from .record import JSON, Event, Mismatch
 from .replay import Expected, Shadow, end_reason, ranks_of
 
-DICE = 5
 UPPER = {"ONES": 1, "TWOS": 2, "THREES": 3, "FOURS": 4, "FIVES": 5, "SIXES": 6}
 CLASSIC = (*UPPER, "THREE_OF_A_KIND", "FOUR_OF_A_KIND", "FULL_HOUSE", "SMALL_STRAIGHT")
 CLASSIC += ("LARGE_STRAIGHT", "YATZY", "CHANCE")
@@ -82,13 +82,11 @@ class Yatzy(Shadow):
         self.check_turn(event, self.current)
         seat = int(event.data.get("seat", 0))
         if event.kind == "rolled":
-            kept = sorted(int(i) for i in event.data.get("kept", []))
-            if any(not 0 <= i < DICE for i in kept):
-                raise Mismatch("kept", "die indices 0 to 4", kept)
+            keep = kept(event, self.throws)
             old = self.dice or [0] * DICE
-            self.dice = [old[i] if i in kept else self.rng.die() for i in range(DICE)]
+            self.dice = [old[i] if i in keep else self.rng.die() for i in range(DICE)]
             self.throws += 1
-            rolled = {"seat": seat, "dice": list(self.dice), "kept": kept, "throw_number": self.throws}
+            rolled = {"seat": seat, "dice": list(self.dice), "kept": keep, "throw_number": self.throws}
             return [Expected("rolled", rolled)]
         box = event.data.get("box", "")
         if box not in CARDS[self.card] or box in self.filled[seat] or not self.dice:
