@@ -91,7 +91,6 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         self.action_limit = action_limit
         self.clock = clock
         self._info = game.info()
-        self._view = game.messages.View
         self._event = game.messages.Event
         self._kept: OrderedDict[str, _Kept] = OrderedDict()
 
@@ -150,13 +149,15 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
                 grpc.StatusCode.ALREADY_EXISTS, "match_exists", "a match with this id exists"
             ) from None
         metrics.MATCHES_STARTED.labels(self.game.name).inc()
-        return match_pb2.CreateMatchResponse(snapshot=self.snapshot(created, None))
+        return match_pb2.CreateMatchResponse(snapshot=snapshot(self.game, created, None))
 
     async def GetView(
         self, request: match_pb2.GetViewRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> match_pb2.GetViewResponse:
         match = await self._load(request.match_id)
-        return match_pb2.GetViewResponse(snapshot=self.snapshot(match, _seat_of(match.doc, _caller_id())))
+        return match_pb2.GetViewResponse(
+            snapshot=snapshot(self.game, match, _seat_of(match.doc, _caller_id()))
+        )
 
     async def Act(
         self, request: match_pb2.ActRequest, context: grpc.aio.ServicerContext[Any, Any]
@@ -205,7 +206,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
                 updated = await self._step(fresh, move, kind)
             except VersionConflict as again:
                 raise stale(again.current_version) from None
-        return match_pb2.ActResponse(snapshot=self.snapshot(updated, seat))
+        return match_pb2.ActResponse(snapshot=snapshot(self.game, updated, seat))
 
     async def _limit(self) -> None:
         try:
@@ -233,7 +234,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
                 if request.expected_version:
                     raise stale(conflict.current_version) from None
                 continue  # someone moved meanwhile: leaving still applies, on the new state
-            return match_pb2.LeaveResponse(snapshot=self.snapshot(updated, seat))
+            return match_pb2.LeaveResponse(snapshot=snapshot(self.game, updated, seat))
         raise Refused(grpc.StatusCode.ABORTED, "busy", "the match is too busy; try again")
 
     async def Ask(
@@ -264,7 +265,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         viewer = feeds.Viewer(user_id=_caller_id(), seat=seat)
 
         async def current() -> match_pb2.Snapshot:
-            return self.snapshot(await self._load(request.match_id), seat)
+            return snapshot(self.game, await self._load(request.match_id), seat)
 
         gauge = metrics.WATCHERS.labels(self.game.name)
         gauge.inc()
@@ -411,7 +412,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
 
     def _audience_snapshots(self, match: StoredMatch) -> list[match_pb2.Snapshot]:
         seats = len(match.doc["players"])
-        return [self.snapshot(match, seat) for seat in (*range(seats), None)]
+        return [snapshot(self.game, match, seat) for seat in (*range(seats), None)]
 
     def _keep(self, match_id: str, kept: _Kept) -> None:
         self._kept[match_id] = kept
@@ -419,36 +420,38 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         if len(self._kept) > _KEPT_MATCHES:
             self._kept.popitem(last=False)
 
-    def snapshot(self, match: StoredMatch, seat: int | None) -> match_pb2.Snapshot:
-        doc = match.doc
-        table = Table.from_doc(doc)
-        state = table.state
-        cpu = table.cpu
-        outcome = play.outcome(self.game, table)
-        due = play.deadline_at(self.game, table)
-        return match_pb2.Snapshot(
-            match_id=match.match_id,
-            game=self.game.name,
-            version=match.version,
-            last_event_id=match.last_event_id,
-            seat=SPECTATOR if seat is None else seat,
-            seats=[
-                match_pb2.Seat(**player, cpu_controlled=index in cpu)
-                for index, player in enumerate(doc["players"])
-            ],
-            to_act=[] if outcome else self.game.to_act(state),
-            status=match_pb2.MATCH_STATUS_FINISHED if outcome else match_pb2.MATCH_STATUS_ACTIVE,
-            result=result_message(outcome) if outcome else None,
-            fairness=match_pb2.Fairness(
-                seed_sha256=doc["seed_sha256"], seed=doc["seed"] if outcome else "", algorithm=RNG_ALGORITHM
-            ),
-            view=packed(self._view, self.game.view(state, seat)),
-            last_action_at=doc["last_action_at"],
-            scores=self.game.scores(state) if self.game.scores else [],
-            idle_since=0.0 if outcome else table.idle_since,
-            deadline_at=due or 0.0,
-            mode=table.mode,
-        )
+
+def snapshot(game: Game, match: StoredMatch, seat: int | None) -> match_pb2.Snapshot:
+    """The match as ``seat`` (None: a spectator) may see it."""
+    doc = match.doc
+    table = Table.from_doc(doc)
+    state = table.state
+    cpu = table.cpu
+    outcome = play.outcome(game, table)
+    due = play.deadline_at(game, table)
+    return match_pb2.Snapshot(
+        match_id=match.match_id,
+        game=game.name,
+        version=match.version,
+        last_event_id=match.last_event_id,
+        seat=SPECTATOR if seat is None else seat,
+        seats=[
+            match_pb2.Seat(**player, cpu_controlled=index in cpu)
+            for index, player in enumerate(doc["players"])
+        ],
+        to_act=[] if outcome else game.to_act(state),
+        status=match_pb2.MATCH_STATUS_FINISHED if outcome else match_pb2.MATCH_STATUS_ACTIVE,
+        result=result_message(outcome) if outcome else None,
+        fairness=match_pb2.Fairness(
+            seed_sha256=doc["seed_sha256"], seed=doc["seed"] if outcome else "", algorithm=RNG_ALGORITHM
+        ),
+        view=packed(game.messages.View, game.view(state, seat)),
+        last_action_at=doc["last_action_at"],
+        scores=game.scores(state) if game.scores else [],
+        idle_since=0.0 if outcome else table.idle_since,
+        deadline_at=due or 0.0,
+        mode=table.mode,
+    )
 
 
 def _result(doc: dict[str, Any], outcome: Outcome) -> dict[str, Any]:
@@ -534,4 +537,4 @@ def result_message(outcome: Outcome) -> match_pb2.Result:
     )
 
 
-__all__ = ["Event", "MatchServicer", "encode", "packed", "result_message"]
+__all__ = ["Event", "MatchServicer", "encode", "packed", "result_message", "snapshot"]

@@ -1,5 +1,5 @@
 """The match generator, against its published description (docs/
-architecture.md, "Fairness"): block i is HMAC-SHA256(seed, i), a draw
+fairness.md): block i is HMAC-SHA256(seed, i), a draw
 below n is uniform by rejection, the CPUs draw from a generator of their own.
 Every statistical check runs on a fixed seed, so it is deterministic."""
 
