@@ -12,6 +12,9 @@ STUBS := gen/.stamp
 TYPED_STUBS := gen/.typed
 PIP := $(PY) -m pip install -q --disable-pip-version-check
 UV_VERSION := 0.13.9
+# buf, protoc-gen-es and the TypeScript compiler, pinned in package.json.
+NODE_TOOLS := node_modules/.installed
+BUF := node_modules/.bin/buf
 
 .PHONY: setup protos run test lint bench soak lock clean
 
@@ -31,7 +34,7 @@ $(INSTALLED): requirements-dev.lock $(RUNTIME)
 	touch $@
 
 define generate_stubs
-	rm -rf gen && mkdir -p gen
+	rm -rf gen/rodada && mkdir -p gen
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m grpc_tools.protoc -Iprotos --python_out=gen --grpc_python_out=gen \
 		$(1) $(PROTOS)
 	touch $(STUBS)
@@ -47,13 +50,18 @@ $(TYPED_STUBS): $(PROTOS) $(INSTALLED)
 
 protos: $(STUBS)
 
+$(NODE_TOOLS): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $@
+
 run: $(RUNTIME) $(STUBS)
 	$(PY) -m tools.run_local
 
-test: setup
+test: setup $(NODE_TOOLS)
 	$(PY) -m pytest
 
-lint: setup
+lint: setup $(NODE_TOOLS)
+	$(BUF) lint
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
@@ -75,4 +83,4 @@ lock: $(RUNTIME)
 		--generate-hashes -q -o requirements-dev.lock
 
 clean:
-	rm -rf $(VENV) gen .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) gen node_modules .pytest_cache .mypy_cache .ruff_cache
