@@ -16,12 +16,13 @@ UV_VERSION := 0.13.9
 NODE_TOOLS := node_modules/.installed
 BUF := node_modules/.bin/buf
 CLIENT_STUBS := gen/.client-stubs
-# Debian's protoc and gRPC Java plugin, and the Java libraries the generated
-# Java compiles against (tests/protos): one protobuf version, 3.21, for both.
-JAVA_PACKAGES := protobuf-compiler protobuf-compiler-grpc-java-plugin libprotobuf-java libgrpc-java \
-	libgeronimo-annotation-1.3-spec-java default-jdk-headless
+# From Debian: protoc and the gRPC Java plugin, and the Java libraries the
+# generated Java compiles against (tests/protos), one protobuf version (3.21)
+# for both; jq for the README's grpcurl walkthrough (tests/integration).
+DEBIAN_PACKAGES := protobuf-compiler protobuf-compiler-grpc-java-plugin libprotobuf-java libgrpc-java \
+	libgeronimo-annotation-1.3-spec-java default-jdk-headless jq
 
-.PHONY: setup protos client-stubs java-tools run test lint bench soak lock clean
+.PHONY: setup protos client-stubs debian-tools run test lint bench soak lock clean
 
 setup: $(INSTALLED) $(TYPED_STUBS)
 
@@ -59,13 +60,13 @@ $(NODE_TOOLS): package.json package-lock.json
 	npm ci --no-audit --no-fund
 	touch $@
 
-java-tools:
-	@dpkg -s $(JAVA_PACKAGES) >/dev/null 2>&1 || { apt-get update -q && \
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(JAVA_PACKAGES); }
+debian-tools:
+	@dpkg -s $(DEBIAN_PACKAGES) >/dev/null 2>&1 || { apt-get update -q && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(DEBIAN_PACKAGES); }
 
 # The mobile and web client stubs of buf.gen.yaml this machine can make
 # (TypeScript, Java, Kotlin; Swift's plugins need a Swift toolchain).
-$(CLIENT_STUBS): $(PROTOS) buf.gen.yaml $(NODE_TOOLS) $(INSTALLED) | java-tools
+$(CLIENT_STUBS): $(PROTOS) buf.gen.yaml $(NODE_TOOLS) $(INSTALLED) | debian-tools
 	$(PY) -m tools.stubs
 	touch $@
 

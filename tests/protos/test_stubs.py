@@ -26,7 +26,7 @@ from tools.stubs import TEMPLATE, runnable
 
 GEN = REPO / "gen"
 FILES = sorted(p.relative_to(PROTOS) for p in PROTOS.rglob("*.proto"))
-# Where the generated Java compiles from: Debian's packages (make java-tools).
+# Where the generated Java compiles from: Debian's packages (make debian-tools).
 JAVA_CLASSPATH = [
     "/usr/share/java/protobuf.jar",
     "/usr/share/java/grpc-api.jar",
@@ -70,7 +70,7 @@ def test_the_java_stubs_compile(tmp_path: Path) -> None:
     javac = shutil.which("javac")
     missing = [jar for jar in JAVA_CLASSPATH if not Path(jar).exists()]
     if javac is None or missing:
-        pytest.fail(f"javac or {missing} missing: run `make java-tools`")
+        pytest.fail(f"javac or {missing} missing: run `make debian-tools`")
     sources = sorted(str(p) for p in generated("java").rglob("*.java"))
     done = run(
         [javac, "-nowarn", "-d", str(tmp_path), "-cp", ":".join(JAVA_CLASSPATH), *sources], timeout=300
