@@ -12,8 +12,17 @@ STUBS := gen/.stamp
 TYPED_STUBS := gen/.typed
 PIP := $(PY) -m pip install -q --disable-pip-version-check
 UV_VERSION := 0.13.9
+# buf, protoc-gen-es and the TypeScript compiler, pinned in package.json.
+NODE_TOOLS := node_modules/.installed
+BUF := node_modules/.bin/buf
+CLIENT_STUBS := gen/.client-stubs
+# From Debian: protoc and the gRPC Java plugin, and the Java libraries the
+# generated Java compiles against (tests/protos), one protobuf version (3.21)
+# for both; jq for the README's grpcurl walkthrough (tests/integration).
+DEBIAN_PACKAGES := protobuf-compiler protobuf-compiler-grpc-java-plugin libprotobuf-java libgrpc-java \
+	libgeronimo-annotation-1.3-spec-java default-jdk-headless jq
 
-.PHONY: setup protos run test lint bench soak lock clean
+.PHONY: setup protos client-stubs debian-tools run test lint bench soak lock clean
 
 setup: $(INSTALLED) $(TYPED_STUBS)
 
@@ -31,7 +40,7 @@ $(INSTALLED): requirements-dev.lock $(RUNTIME)
 	touch $@
 
 define generate_stubs
-	rm -rf gen && mkdir -p gen
+	rm -rf gen/rodada && mkdir -p gen
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m grpc_tools.protoc -Iprotos --python_out=gen --grpc_python_out=gen \
 		$(1) $(PROTOS)
 	touch $(STUBS)
@@ -47,13 +56,30 @@ $(TYPED_STUBS): $(PROTOS) $(INSTALLED)
 
 protos: $(STUBS)
 
+$(NODE_TOOLS): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $@
+
+debian-tools:
+	@dpkg -s $(DEBIAN_PACKAGES) >/dev/null 2>&1 || { apt-get update -q && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(DEBIAN_PACKAGES); }
+
+# The mobile and web client stubs of buf.gen.yaml this machine can make
+# (TypeScript, Java, Kotlin; Swift's plugins need a Swift toolchain).
+$(CLIENT_STUBS): $(PROTOS) buf.gen.yaml $(NODE_TOOLS) $(INSTALLED) | debian-tools
+	$(PY) -m tools.stubs
+	touch $@
+
+client-stubs: $(CLIENT_STUBS)
+
 run: $(RUNTIME) $(STUBS)
 	$(PY) -m tools.run_local
 
-test: setup
+test: setup $(CLIENT_STUBS)
 	$(PY) -m pytest
 
-lint: setup
+lint: setup $(NODE_TOOLS)
+	$(BUF) lint
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
@@ -75,4 +101,4 @@ lock: $(RUNTIME)
 		--generate-hashes -q -o requirements-dev.lock
 
 clean:
-	rm -rf $(VENV) gen .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) gen node_modules .pytest_cache .mypy_cache .ruff_cache

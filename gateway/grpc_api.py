@@ -12,8 +12,6 @@ from typing import Any, TypeAlias, cast
 
 import grpc
 from google.protobuf import json_format
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 from rodada.platform.v1 import platform_pb2, platform_pb2_grpc
 
 from gateway.feeds import feed_message
@@ -22,7 +20,7 @@ from gateway.matchmaking.queues import ticket_message, ticket_update
 from gateway.platform import Platform
 from gateway.sessions import user_message
 from services.kit.guard import CallGuard, bearer
-from services.kit.server import SERVER_OPTIONS
+from services.kit.server import start_grpc
 
 SERVICE = platform_pb2.DESCRIPTOR.services_by_name["PlatformService"].full_name
 OPEN_METHODS = {f"/{SERVICE}/{name}" for name in ("SignUp", "LogIn", "LogInAsGuest", "Refresh", "ListGames")}
@@ -275,13 +273,10 @@ class PlatformServicer(platform_pb2_grpc.PlatformServiceServicer):
 async def start(platform: Platform, address: str) -> grpc.aio.Server:
     """Serve the face; the caller stops it (after draining the feeds)."""
     guard = CallGuard(platform.sessions.verifier, "platform", open_methods=OPEN_METHODS)
-    server = grpc.aio.server(interceptors=[guard], options=SERVER_OPTIONS)
-    platform_pb2_grpc.add_PlatformServiceServicer_to_server(PlatformServicer(platform), server)
-    health_servicer = health.aio.HealthServicer()
-    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    reflection.enable_server_reflection((SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
-    server.add_insecure_port(address)
-    await server.start()
-    for name in ("", SERVICE):
-        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+
+    def register(server: grpc.aio.Server) -> list[str]:
+        platform_pb2_grpc.add_PlatformServiceServicer_to_server(PlatformServicer(platform), server)
+        return [SERVICE]
+
+    server, _ = await start_grpc(address, guard, register)
     return server

@@ -1,6 +1,8 @@
-"""Bootstrap shared by every gRPC server of Rodada: a grpc.aio server with
-keepalive both ways, standard health checking and reflection, the call
-guard, a Prometheus endpoint on a side port, and a graceful drain on SIGTERM:
+"""Bootstrap shared by every gRPC server of Rodada (the game services and the
+gateway's platform face): a grpc.aio server with keepalive both ways,
+standard health checking and reflection (v1 and v1alpha), the call guard;
+for a game service also a Prometheus endpoint on a side port and a graceful
+drain on SIGTERM:
 health turns NOT_SERVING while the server still answers, for half of
 ``drain_seconds``, so load balancers and readiness probes stop sending; then
 feeds are told to resume elsewhere, new calls are refused and in-flight ones
@@ -17,11 +19,10 @@ from collections.abc import Awaitable, Callable, Collection, Sequence
 import grpc
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 from prometheus_client import start_http_server
 from rodada.common.v1 import match_pb2, match_pb2_grpc
 
-from services.kit import logs, metrics
+from services.kit import logs, metrics, reflection
 from services.kit.feeds import FeedHub
 from services.kit.game import Game
 from services.kit.guard import CallGuard
@@ -77,6 +78,23 @@ async def _refresh_active_gauge(store: MatchStore, game: str) -> None:
         await asyncio.sleep(_GAUGE_PERIOD_SECONDS)
 
 
+async def start_grpc(
+    address: str, guard: CallGuard, register: Callable[[grpc.aio.Server], Collection[str]]
+) -> tuple[grpc.aio.Server, health.aio.HealthServicer]:
+    """A started server: ``register`` adds the servicers and returns their
+    full service names, which health reports SERVING and reflection lists."""
+    server = grpc.aio.server(interceptors=[guard], options=SERVER_OPTIONS)
+    names = register(server)
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable(server, (*names, health.SERVICE_NAME))
+    server.add_insecure_port(address)
+    await server.start()
+    for name in ("", *names):
+        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    return server, health_servicer
+
+
 async def serve_grpc(
     address: str,
     guard: CallGuard,
@@ -84,18 +102,9 @@ async def serve_grpc(
     drain_seconds: float,
     on_drain: Callable[[], Awaitable[None]],
 ) -> None:
-    """Run a server until SIGTERM/SIGINT, then drain. ``register`` adds the
-    servicers and returns their full service names (for health and
-    reflection); ``on_drain`` runs when new calls stop (close the feeds)."""
-    server = grpc.aio.server(interceptors=[guard], options=SERVER_OPTIONS)
-    names = register(server)
-    health_servicer = health.aio.HealthServicer()
-    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    reflection.enable_server_reflection((*names, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
-    server.add_insecure_port(address)
-    await server.start()
-    for name in ("", *names):
-        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    """Run a server (:func:`start_grpc`) until SIGTERM/SIGINT, then drain;
+    ``on_drain`` runs when new calls stop (close the feeds)."""
+    server, health_servicer = await start_grpc(address, guard, register)
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

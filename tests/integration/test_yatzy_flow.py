@@ -13,8 +13,6 @@ import grpc
 import httpx
 import pytest
 import websockets
-from grpc_health.v1 import health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from rodada.common.v1 import match_pb2, match_pb2_grpc
 from rodada.yatzy.v1 import yatzy_pb2
 
@@ -165,20 +163,6 @@ def replay_dice(seed: bytes, actions: list[dict[str, Any]]) -> list[list[int]]:
         events = play.act(GAME, table, 0, action, Context(rng, 0.0, 0.0))
         dice += [e.data["dice"] for e in events if isinstance(e, Event) and e.kind == "rolled"]
     return dice
-
-
-async def test_health_and_reflection(stack: Stack) -> None:
-    async with grpc.aio.insecure_channel(stack.service("yatzy")) as channel:
-        health = health_pb2_grpc.HealthStub(channel)
-        for service in ("", "rodada.common.v1.MatchService"):
-            reply = await health.Check(health_pb2.HealthCheckRequest(service=service))
-            assert reply.status == health_pb2.HealthCheckResponse.SERVING
-        reflection = reflection_pb2_grpc.ServerReflectionStub(channel)
-        request = reflection_pb2.ServerReflectionRequest(list_services="")
-        async for reply in reflection.ServerReflectionInfo(iter([request])):
-            names = {s.name for s in reply.list_services_response.service}
-            break
-        assert "rodada.common.v1.MatchService" in names and "grpc.health.v1.Health" in names
 
 
 async def test_websocket_feed_resumes_without_gap_or_duplicate(http: httpx.AsyncClient, stack: Stack) -> None:
