@@ -44,7 +44,8 @@ async def serve(settings: GatewaySettings) -> None:
     async def drain() -> None:
         await stopping.wait()
         platform = app.state.platform
-        platform.draining = True
+        platform.draining = True  # /healthz fails
+        await app.state.grpc_health.enter_graceful_shutdown()  # so does the gRPC face's health
         await asyncio.sleep(settings.drain_seconds / 2)
         await platform.drain()
         server.should_exit = True

@@ -39,7 +39,9 @@ def create_app(settings: GatewaySettings | None = None, mm: MatchmakingSettings 
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         platform = app.state.platform = Platform(settings, mm)
         await platform.start()
-        face = await grpc_api.start(platform, f"{settings.gateway_host}:{settings.platform_grpc_port}")
+        face, app.state.grpc_health = await grpc_api.start(
+            platform, f"{settings.gateway_host}:{settings.platform_grpc_port}"
+        )
         app.state.grpc = face
         yield
         await platform.drain()

@@ -260,6 +260,7 @@ class Feeds:
     async def _notify(self, table_id: str, table: dict[str, Any], user: str, kind: str) -> None:
         seat = next(i for i, p in enumerate(table["players"]) if p and p.get("user_id") == user)
         event = match_pb2.MatchEvent(
+            version=await self.store.version(table_id),  # notices carry the version they happened at
             at=time.time(),
             notice=match_pb2.Notice(kind=match_pb2.NoticeKind.Value(f"NOTICE_KIND_{kind}"), seat=seat),
         )

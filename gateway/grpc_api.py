@@ -12,6 +12,7 @@ from typing import Any, TypeAlias, cast
 
 import grpc
 from google.protobuf import json_format
+from grpc_health.v1 import health
 from rodada.platform.v1 import platform_pb2, platform_pb2_grpc
 
 from gateway.feeds import feed_message
@@ -270,13 +271,13 @@ class PlatformServicer(platform_pb2_grpc.PlatformServiceServicer):
         return await self.p.standings.matches(request.user_id, request.offset, request.limit)
 
 
-async def start(platform: Platform, address: str) -> grpc.aio.Server:
-    """Serve the face; the caller stops it (after draining the feeds)."""
+async def start(platform: Platform, address: str) -> tuple[grpc.aio.Server, health.aio.HealthServicer]:
+    """Serve the face; the caller turns its health NOT_SERVING when the
+    replica drains, and stops it (after draining the feeds)."""
     guard = CallGuard(platform.sessions.verifier, "platform", open_methods=OPEN_METHODS)
 
     def register(server: grpc.aio.Server) -> list[str]:
         platform_pb2_grpc.add_PlatformServiceServicer_to_server(PlatformServicer(platform), server)
         return [SERVICE]
 
-    server, _ = await start_grpc(address, guard, register)
-    return server
+    return await start_grpc(address, guard, register)

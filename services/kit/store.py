@@ -317,6 +317,10 @@ class MatchStore:
         )
         return [(int(_text(entry_id).split("-", 1)[1]), fields[b"d"]) for entry_id, fields in entries]
 
+    async def version(self, match_id: str) -> int:
+        """The match's version (0 before it starts)."""
+        return int(await self.redis.hget(keys.match(match_id), "v") or 0)
+
     async def count_active(self, game: str) -> int:
         """Matches of ``game`` being played, over every group."""
         pipe = self.redis.pipeline(transaction=False)

@@ -390,6 +390,9 @@ async def test_presence_follows_the_newest_connection_across_replicas(
     await asyncio.sleep(0.3)
     items = await history(ana, clock_stack.gateway(1), table_id, snap["last_event_id"])
     assert [(n["kind"], n["seat"]) for n in notices_in(items)] == [(DISCONNECTED, 1)]
+    # A notice carries the version it happened at, as every event does.
+    (gone,) = [item["event"] for item in items if notice(item)]
+    assert gone["version"] == snap["version"]
     # She comes back: the table hears that too, and she is present again.
     async with bia.feed(clock_stack.gateway(0), table_id) as again:
         await again.snapshot()

@@ -15,12 +15,14 @@ import grpc
 import httpx
 import pytest
 import websockets
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from rodada.common.v1 import match_pb2
 from rodada.platform.v1 import platform_pb2, platform_pb2_grpc
 
 from services.kit.errors import error_reason
 from tests.integration.grpc_client import bearer
 from tests.integration.http_client import Feed, Player, notice, register, seated_table, table_change
+from tests.integration.waiting import until
 from tools.stack import Stack
 
 # The longest server-side timeout on a feed's way: the gRPC keepalive (a ping
@@ -141,6 +143,15 @@ async def test_a_draining_replica_sends_its_feeds_elsewhere_without_gap_or_dupli
                 lambda item: "snapshot" in item and item["snapshot"]["version"] == snap["version"]
             )
             stack.processes["gateway-2"].send_signal(signal.SIGTERM)
+            # Both faces' health fail at once, for load balancers to stop sending.
+            async with grpc.aio.insecure_channel(stack.platform_grpc(2)) as channel:
+                health = health_pb2_grpc.HealthStub(channel)
+
+                async def not_serving() -> bool:
+                    reply = await health.Check(health_pb2.HealthCheckRequest())
+                    return bool(reply.status == health_pb2.HealthCheckResponse.NOT_SERVING)
+
+                await until(not_serving, timeout=5)
             # Moves go on meanwhile, through the healthy replica.
             snap = await ana.act(table_id, snap["version"], {"roll": {"keep": [0]}})
             with pytest.raises(websockets.ConnectionClosed):

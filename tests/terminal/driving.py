@@ -82,8 +82,10 @@ def playing(app: RodadaTerminal) -> bool:
     return isinstance(app.screen, TableScreen) and isinstance(app.screen.query_one("#board"), GamePanel)
 
 
-def fits(panel: GamePanel[Any, Any]) -> bool:
-    """The board's text, wrapped as drawn, is no taller than its space."""
+async def fits(pilot: Pilot[Any], panel: GamePanel[Any, Any]) -> bool:
+    """The board's text, wrapped as drawn, is no taller than its space (once
+    laid out: a board redrawn for a new state may have no size for a moment)."""
+    await until(pilot, lambda: panel.content_size.width > 0, timeout=5, what="the board's layout")
     width, height = panel.content_size
     lines = panel.render().wrap(Console(width=width), width)
     return len(lines) <= height

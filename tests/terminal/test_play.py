@@ -111,7 +111,7 @@ async def test_a_complete_dudo_game_against_two_grpc_players(stack: Stack) -> No
         turns = 0
         while await my_turn(pilot):
             view: d.View = board(app).view
-            assert fits(board(app)), screen(app)
+            assert await fits(pilot, board(app)), screen(app)
             # My dice face up; the others' hidden, one "?" per die.
             assert row(app, app.conn.user.name)[:16].strip() == "".join(f"[{f}]" for f in view.my_dice)
             for player in view.players:
@@ -186,7 +186,7 @@ async def test_a_complete_domino_match_found_by_matchmaking_resumes_after_a_disc
         moves = 0
         while await my_turn(pilot):
             panel = board(app)
-            assert fits(panel), screen(app)
+            assert await fits(pilot, panel), screen(app)
             seats_seen.add(panel.snap.seat)
             # My tiles face up, the others' as backs.
             hand = " ".join(f"[{t.a}|{t.b}]" for t in panel.view.hand)
@@ -235,7 +235,7 @@ async def test_solo_games_and_the_cpu_on_tokens_that_expire(tmp_path: Path) -> N
             await choose_game(pilot, "yatzy", seats=1)
             await open_table_and_start(pilot)
             while await my_turn(pilot):
-                assert fits(board(app)), screen(app)
+                assert await fits(pilot, board(app)), screen(app)
                 await move(pilot, "r")
                 if board(app).view.round <= 2:
                     kept = list(board(app).view.dice)[:2]
@@ -250,7 +250,7 @@ async def test_solo_games_and_the_cpu_on_tokens_that_expire(tmp_path: Path) -> N
             await open_table_and_start(pilot)
             cups = 0
             while await my_turn(pilot):
-                assert fits(board(app)), screen(app)
+                assert await fits(pilot, board(app)), screen(app)
                 if board(app).view.turn % 2:
                     await move(pilot, "u")  # with the cup: hidden from everyone, me included
                     assert "[?]" in screen(app) and "Under the cup" in screen(app)
@@ -267,7 +267,7 @@ async def test_solo_games_and_the_cpu_on_tokens_that_expire(tmp_path: Path) -> N
             await open_table_and_start(pilot)
             flips: defaultdict[bool, int] = defaultdict(int)
             while await my_turn(pilot):
-                assert fits(board(app)), screen(app)
+                assert await fits(pilot, board(app)), screen(app)
                 stop = board(app).view.can_stop and flips[True] % 2 == 1
                 flips[board(app).view.extra_flip_offered] += 1
                 await move(pilot, "s" if stop else "f")
