@@ -84,8 +84,20 @@ lint: setup $(NODE_TOOLS)
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
-bench: setup
+# The benchmark's Node packages (the boardgame.io reference and Rodada's load
+# generators), pinned in their package-lock.json files.
+BENCH_NODE := bench/reference/node_modules/.installed bench/rodada/node_modules/.installed
+
+bench/%/node_modules/.installed: bench/%/package.json bench/%/package-lock.json
+	cd bench/$* && npm ci --no-audit --no-fund
+	touch $@
+
+# Side by side with boardgame.io (throughput at 10 and 50 matches, engine,
+# Redis memory, a matchmaking burst), then 10,000 idle feeds on one gateway.
+# Bounded in time; loopback stacks of its own (tools/bench.py).
+bench: setup $(BENCH_NODE)
 	$(PY) -m tools.bench
+	$(PY) -m tools.bench_feeds
 
 # Conflicting actions through three service replicas and two gateways, then an
 # audit of every match (bounded, loopback; exits non-zero on a violation).
