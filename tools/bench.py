@@ -181,7 +181,7 @@ class Rodada:
             "redis": self.stack.redis.process.pid,
         }
         # Seats for the direct path: the platform's token and one user per seat.
-        most = max(settings.matches) * settings.players
+        most = max(settings.matches) * max(settings.players, 2)
         self.tokens = root / "tokens.json"
         users = [Identity(f"u_bench{i:04d}", f"bench{i}", "user") for i in range(most)]
         self.tokens.write_text(
@@ -193,9 +193,10 @@ class Rodada:
             )
         )
 
-    def row(self, path: str, matches: int) -> Row:
+    def row(self, path: str, matches: int, players: int | None = None) -> Row:
         s = self.settings
-        common = ["--matches", str(matches), "--seconds", str(s.seconds), "--players", str(s.players)]
+        seats = players or s.players
+        common = ["--matches", str(matches), "--seconds", str(s.seconds), "--players", str(seats)]
         common += ["--throws", str(s.throws)]
         if path == "grpc":
             args = [

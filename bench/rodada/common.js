@@ -108,28 +108,32 @@ async function run({ matches, seconds, players, throws, path: pathName, slot, ex
   const elapsed = (performance.now() - start) / 1000;
   const used = cpuSeconds() - cpu;
   const sorted = stats.latencies.sort((a, b) => a - b);
-  console.log(
-    JSON.stringify({
-      path: pathName,
-      moves: sorted.length,
-      seconds: round(elapsed),
-      moves_per_second: round(sorted.length / elapsed, 1),
-      p50_ms: round(percentile(sorted, 50)),
-      p99_ms: round(percentile(sorted, 99)),
-      driver_cpu_s: round(used),
-      matches,
-      matches_started: stats.started,
-      matches_finished: stats.finished,
-      unanswered: stats.unanswered,
-      mismatched: stats.mismatched,
-      errors: stats.errors,
-      first_error: stats.firstError,
-      players,
-      throws,
-      ...(extra ? extra(stats) : {}),
-    }),
-  );
+  await print({
+    path: pathName,
+    moves: sorted.length,
+    seconds: round(elapsed),
+    moves_per_second: round(sorted.length / elapsed, 1),
+    p50_ms: round(percentile(sorted, 50)),
+    p99_ms: round(percentile(sorted, 99)),
+    driver_cpu_s: round(used),
+    matches,
+    matches_started: stats.started,
+    matches_finished: stats.finished,
+    unanswered: stats.unanswered,
+    mismatched: stats.mismatched,
+    errors: stats.errors,
+    first_error: stats.firstError,
+    players,
+    throws,
+    ...(extra ? extra(stats) : {}),
+  });
   process.exit(0);
+}
+
+// One JSON line on stdout, flushed: a pipe is written asynchronously, and
+// process.exit() right after console.log() cuts a long line short.
+function print(value) {
+  return new Promise((resolve) => process.stdout.write(`${JSON.stringify(value)}\n`, resolve));
 }
 
 module.exports = {
@@ -142,6 +146,7 @@ module.exports = {
   noteError,
   option,
   percentile,
+  print,
   round,
   run,
 };

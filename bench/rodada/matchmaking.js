@@ -67,17 +67,17 @@ function follow(id, token) {
 }
 
 async function main() {
-  setTimeout(() => {
-    console.error('matchmaking: hard time limit reached');
-    process.exit(2);
-  }, (TIMEOUT_S + 120) * 1000).unref();
-
   const players = new Array(TICKETS);
   await pool(TICKETS, CONCURRENCY, async (i) => {
     const session = await post('/v1/auth/guest', { name: `mm${i}` });
     players[i] = { token: session.access_token, user_id: session.user.id };
   });
 
+  // Never outlive the burst by much, whatever the gateway does.
+  setTimeout(() => {
+    console.error('matchmaking: hard time limit reached');
+    process.exit(2);
+  }, (TIMEOUT_S + 120) * 1000).unref();
   const cpu = common.cpuSeconds();
   const start = performance.now();
   const followers = new Array(TICKETS);
@@ -93,23 +93,21 @@ async function main() {
   const last = Math.max(...finals.filter(Boolean).map((f) => f.at));
   const used = common.cpuSeconds() - cpu;
 
-  console.log(
-    JSON.stringify({
-      tickets: TICKETS,
-      game: GAME,
-      options: OPTIONS,
-      queue_seconds: common.round((queued - start) / 1000),
-      seconds: common.round((last - start) / 1000),
-      driver_cpu_s: common.round(used),
-      // Per ticket: who, which ticket, and its final update (null: none in time).
-      results: finals.map((f, i) => ({
-        user_id: players[i].user_id,
-        ticket_id: tickets[i],
-        matched: f && f.matched ? { table_id: f.matched.table_id, seat: f.matched.seat } : null,
-        other: f && !f.matched ? f : f ? undefined : 'timeout',
-      })),
-    }),
-  );
+  await common.print({
+    tickets: TICKETS,
+    game: GAME,
+    options: OPTIONS,
+    queue_seconds: common.round((queued - start) / 1000),
+    seconds: common.round((last - start) / 1000),
+    driver_cpu_s: common.round(used),
+    // Per ticket: who, which ticket, and its final update (null: none in time).
+    results: finals.map((f, i) => ({
+      user_id: players[i].user_id,
+      ticket_id: tickets[i],
+      matched: f && f.matched ? { table_id: f.matched.table_id, seat: f.matched.seat } : null,
+      other: f && !f.matched ? f : f ? undefined : 'timeout',
+    })),
+  });
   await agent.close();
   process.exit(0);
 }
