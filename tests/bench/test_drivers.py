@@ -97,6 +97,8 @@ def test_the_reference_runs_and_the_table_shows_ratios(rodada: bench.Rodada) -> 
     assert len(lines) == 4 and lines[2].startswith("| boardgame.io") and "| 1.00× |" in lines[2]
     expected = ours.result["moves_per_second"] / reference.result["moves_per_second"]
     assert f"| {expected:.2f}× |" in lines[3]
+    cpu = sum(reference.cpu.values()) / sum(ours.cpu.values())
+    assert f"| {cpu:.2f}× |" in lines[3]
 
 
 def test_engine_apply_times_every_game() -> None:
