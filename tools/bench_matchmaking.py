@@ -96,7 +96,9 @@ def measure(root: Path, tickets: int) -> dict[str, Any]:
 
 def describe(burst: dict[str, Any]) -> str:
     check = (
-        "every ticket seated exactly once" if burst["exactly_once"] else "NOT " + "; ".join(burst["problems"])
+        "every ticket seated exactly once"
+        if burst["exactly_once"]
+        else "exactly-once check failed: " + "; ".join(burst["problems"])
     )
     return (
         f"matchmaking: {burst['tickets']:,} casual Bozó duel tickets on one gateway, queued in "
