@@ -9,12 +9,12 @@ the service stores with the match.
 from __future__ import annotations
 
 import hashlib
-import hmac
 import secrets
 from typing import Any
 
 SEED_BYTES = 32
 _BLOCK_BITS = 256
+_HASH_BLOCK = 64  # SHA-256's block size in bytes, for HMAC's key padding
 
 
 def new_seed() -> bytes:
@@ -36,18 +36,26 @@ def cpu_seed(seed: bytes) -> bytes:
 class MatchRng:
     """Deterministic: the same seed and counter give the same draws."""
 
-    __slots__ = ("_seed", "counter")
+    __slots__ = ("_inner", "_outer", "counter")
 
     def __init__(self, seed: bytes, counter: int = 0) -> None:
         if len(seed) != SEED_BYTES:
             raise ValueError(f"seed must be {SEED_BYTES} bytes")
-        self._seed = seed
+        # HMAC(seed, m) = SHA-256((seed ⊕ opad) ‖ SHA-256((seed ⊕ ipad) ‖ m)), RFC 2104,
+        # with the two keyed prefixes hashed once per match instead of on every
+        # draw: the same digests as hmac.digest, in less than half the time.
+        key = seed.ljust(_HASH_BLOCK, b"\0")
+        self._inner = hashlib.sha256(bytes(b ^ 0x36 for b in key))
+        self._outer = hashlib.sha256(bytes(b ^ 0x5C for b in key))
         self.counter = counter
 
     def _block(self) -> int:
-        digest = hmac.digest(self._seed, self.counter.to_bytes(8, "big"), "sha256")
+        inner = self._inner.copy()
+        inner.update(self.counter.to_bytes(8, "big"))
+        outer = self._outer.copy()
+        outer.update(inner.digest())
         self.counter += 1
-        return int.from_bytes(digest, "big")
+        return int.from_bytes(outer.digest(), "big")
 
     def randbelow(self, n: int) -> int:
         """Uniform in [0, n), by rejection so that no value is favoured."""
