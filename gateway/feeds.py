@@ -35,6 +35,7 @@ from rodada.common.v1 import match_pb2
 from gateway import metrics
 from gateway.games import Games
 from gateway.matches import Caller, MatchClient
+from gateway.social.keys import at_table
 from gateway.tables import PLAYING, Tables
 from services.kit.errors import Refused, invalid
 from services.kit.feeds import FeedHub, Item, Viewer
@@ -129,6 +130,8 @@ class Connections:
                 f"at most {self.cap} feeds per user may be open at once; close one first",
             )
         self._mine[connection] = _Open(user_id, table_id, seated)
+        if seated:  # presence: where the user sits (gateway/social/)
+            await self.redis.set(at_table(user_id), table_id, ex=int(EXPIRY_SECONDS))
         return connection, int(reply) == 1
 
     async def close(self, connection: str, tell: bool) -> bool:
@@ -170,6 +173,7 @@ class Connections:
                 if held.seated:
                     pipe.zadd(_at_key(held.user_id, held.table_id), {connection: expires}, xx=True)
                     pipe.pexpireat(_at_key(held.user_id, held.table_id), int(expires * 1000))
+                    pipe.set(at_table(held.user_id), held.table_id, ex=int(EXPIRY_SECONDS))
             with contextlib.suppress(Exception):  # a Redis hiccup: the next cycle refreshes
                 await pipe.execute()
 
@@ -190,6 +194,9 @@ class Feeds:
         self.games = games
         self.matches = matches
         self.connections = connections
+        # Which table chat each feed may carry (gateway/social/chat.py), set
+        # by the Platform.
+        self.chat_sight: Callable[[str, bool], Awaitable[Any]] | None = None
 
     async def open(
         self,
@@ -220,6 +227,8 @@ class Feeds:
                         raise
             return self.tables.message(record, user, last)
 
+        if self.chat_sight is not None:
+            sink = (await self.chat_sight(user, seated)).wrap(sink)
         connection, comeback = await self.connections.open(user, table_id, seated)
         try:
             if comeback:
