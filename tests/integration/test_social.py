@@ -461,3 +461,41 @@ async def test_friends_and_chat_over_grpc(
             ka_stream.cancel()
             reader.cancel()
             await asyncio.gather(reader, return_exceptions=True)
+
+
+async def test_the_api_documents_are_typed_from_the_protos(
+    replicas: tuple[httpx.AsyncClient, httpx.AsyncClient],
+) -> None:
+    one, _ = replicas
+    document = (await one.get("/openapi.json")).json()
+    paths, schemas = document["paths"], document["components"]["schemas"]
+
+    def body(path: str, method: str) -> str:
+        responses = paths[path][method]["responses"]
+        ok = next(code for code in responses if code.startswith("2"))
+        return str(responses[ok]["content"]["application/json"]["schema"]["$ref"]).rsplit("/", 1)[1]
+
+    assert body("/v1/social/friends", "get") == "rodada.platform.v1.ListFriendsResponse"
+    assert body("/v1/social/messages/{user_id}", "post") == "rodada.platform.v1.ChatMessage"
+    assert body("/v1/tables/{table_id}/chat", "get") == "rodada.platform.v1.ListTableMessagesResponse"
+    assert body("/v1/social/friends/{user_id}/invite", "post") == "rodada.platform.v1.TableInvite"
+    assert schemas["rodada.platform.v1.ChatMessage"]["properties"]["text"] == {"type": "string"}
+    assert schemas["rodada.platform.v1.ChatMessage"]["properties"]["channel"] == {
+        "$ref": "#/components/schemas/rodada.platform.v1.ChatChannel"
+    }
+    # A table event's chat is a ChatMessage packed in an Any, typed as such.
+    event = schemas["rodada.common.v1.MatchEvent"]
+    chat = next(
+        member["properties"]["chat"]
+        for union in event["allOf"][1:]
+        for member in union["oneOf"]
+        if "chat" in member["properties"]
+    )
+    assert chat == {"$ref": "#/components/schemas/rodada.platform.v1.ChatMessage@any"}
+    feed = paths["/v1/social/events"]["get"]
+    assert feed["operationId"] == "feed_social" and feed["parameters"] == []
+    item = feed["responses"]["101"]["content"]["application/json"]["schema"]["oneOf"][0]
+    assert item == {"$ref": "#/components/schemas/rodada.platform.v1.FollowSocialResponse"}
+    asyncapi = (await one.get("/v1/feeds/asyncapi.json")).json()
+    assert asyncapi["channels"]["social"]["address"] == "/v1/social/events"
+    assert "rodada.platform.v1.SocialEvent" in asyncapi["components"]["schemas"]
