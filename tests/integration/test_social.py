@@ -34,7 +34,9 @@ HTML = '<b>oi</b><script>alert("x")</script><img src=x onerror="alert(1)"> & &am
 @pytest.fixture(scope="module")
 def social_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     env = {"CHAT_LIMIT": f"{CHAT_LIMIT}/3600", "CHAT_MAX_LENGTH": "200", "CHAT_WORD_FILTER": "darn,heck"}
-    with Stack(tmp_path_factory.mktemp("social"), env=env, packages=TEST_PACKAGES, games=["domino"]) as stack:
+    with Stack(
+        tmp_path_factory.mktemp("social"), env=env, packages=TEST_PACKAGES, games=["domino", "yatzy"]
+    ) as stack:
         stack.gateway(0)
         stack.gateway(1)
         yield stack
@@ -499,3 +501,74 @@ async def test_the_api_documents_are_typed_from_the_protos(
     asyncapi = (await one.get("/v1/feeds/asyncapi.json")).json()
     assert asyncapi["channels"]["social"]["address"] == "/v1/social/events"
     assert "rodada.platform.v1.SocialEvent" in asyncapi["components"]["schemas"]
+
+
+async def test_requests_answers_blocks_and_a_private_table_invite(
+    replicas: tuple[httpx.AsyncClient, httpx.AsyncClient], social_stack: Stack
+) -> None:
+    one, two = replicas
+    ana, bia, caio = await register(one, "ana"), await register(two, "bia"), await register(one, "caio")
+
+    def kinds(events: list[dict[str, Any]]) -> list[str]:
+        return [e["friend"]["kind"].removeprefix("FRIEND_NOTICE_KIND_") for e in events if "friend" in e]
+
+    async with SocialFeed(social_stack.gateway(0), ana.token) as ana_social:
+        await ana.call("POST", "/v1/social/friends/requests", {"user_id": bia.user_id})
+        await bia.call("POST", f"/v1/social/friends/{ana.user_id}/decline")
+        await ana_social.until(lambda e: "friend" in e)
+        # Withdrawing one's own request: nothing is left on either side.
+        await ana.call("POST", "/v1/social/friends/requests", {"user_id": bia.user_id})
+        await ana.call("POST", f"/v1/social/friends/{bia.user_id}/decline")
+        assert (await bia.call("GET", "/v1/social/friends"))["incoming"] == []
+        assert (await ana.call("GET", "/v1/social/friends"))["outgoing"] == []
+        await ana.call("POST", "/v1/social/friends/requests", {"user_id": bia.user_id})
+        await bia.call("POST", f"/v1/social/friends/{ana.user_id}/accept")
+        await bia.call("DELETE", f"/v1/social/friends/{ana.user_id}")
+        await ana_social.until(lambda e: e.get("friend", {}).get("kind") == "FRIEND_NOTICE_KIND_REMOVED")
+        assert kinds(ana_social.events) == ["DECLINED", "ACCEPTED", "REMOVED"]
+    assert (await ana.call("GET", "/v1/social/friends"))["friends"] == []
+    for player, method, path, body, expected in (
+        (ana, "DELETE", f"/v1/social/friends/{bia.user_id}", None, (404, "not_friends")),
+        (ana, "POST", f"/v1/social/messages/{bia.user_id}", {"text": "oi"}, (404, "not_friends")),
+        (ana, "POST", "/v1/social/friends/requests", {"user_id": ana.user_id}, (409, "own_user")),
+        (ana, "POST", "/v1/social/friends/requests", {"username": "nobody-here"}, (404, "user_not_found")),
+        (ana, "POST", "/v1/social/friends/requests", {}, (422, "invalid_request")),
+        (ana, "GET", f"/v1/social/messages/{bia.user_id}?limit=999", None, (404, "not_friends")),
+    ):
+        with pytest.raises(ApiRefused) as refused:
+            await player.call(method, path, body)
+        assert (refused.value.status, refused.value.code) == expected, path
+    # Guests have no friends, but may chat at tables.
+    guest = (await one.post("/v1/auth/guest", json={})).json()
+    with pytest.raises(ApiRefused) as refused:
+        await Player(one, guest["access_token"], guest["user"]["id"], "g").call(
+            "POST", "/v1/social/friends/requests", {"user_id": ana.user_id}
+        )
+    assert (refused.value.status, refused.value.code) == (403, "account_required")
+
+    # A block lifted: requests are possible again, the friendship is not back by itself.
+    await bia.call("PUT", f"/v1/social/blocks/{ana.user_id}")
+    await bia.call("DELETE", f"/v1/social/blocks/{ana.user_id}")
+    assert (await bia.call("GET", "/v1/social/friends"))["blocked"] == []
+    await ana.call("POST", "/v1/social/friends/requests", {"user_id": bia.user_id})
+    await bia.call("POST", "/v1/social/friends/requests", {"user_id": ana.user_id})
+    await bia.call("POST", "/v1/social/friends/requests", {"user_id": caio.user_id})
+    await caio.call("POST", f"/v1/social/friends/{bia.user_id}/accept")
+
+    # A private table (Yatzy): the host's invite carries a code to join with.
+    table = await ana.create_table("yatzy", 3)
+    async with SocialFeed(social_stack.gateway(1), bia.token) as bia_social:
+        invite = await ana.call("POST", f"/v1/social/friends/{bia.user_id}/invite", {"table_id": table["id"]})
+        assert invite["invite_code"] and "seat" not in invite
+        got = await bia_social.until(lambda e: "invite" in e)
+        assert got["invite"] == invite
+    joined = await bia.join(invite["invite_code"])
+    assert joined["players"][1]["user_id"] == bia.user_id
+    # Seated but not the host: a private table's invites are the host's.
+    with pytest.raises(ApiRefused) as refused:
+        await bia.call("POST", f"/v1/social/friends/{caio.user_id}/invite", {"table_id": table["id"]})
+    assert (refused.value.status, refused.value.code) == (403, "not_host")
+    # Not seated: nothing to invite to.
+    with pytest.raises(ApiRefused) as refused:
+        await caio.call("POST", f"/v1/social/friends/{bia.user_id}/invite", {"table_id": table["id"]})
+    assert (refused.value.status, refused.value.code) == (403, "not_seated")
