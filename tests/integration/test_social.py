@@ -572,3 +572,32 @@ async def test_requests_answers_blocks_and_a_private_table_invite(
     with pytest.raises(ApiRefused) as refused:
         await caio.call("POST", f"/v1/social/friends/{bia.user_id}/invite", {"table_id": table["id"]})
     assert (refused.value.status, refused.value.code) == (403, "not_seated")
+
+
+async def test_a_request_accepted_on_both_replicas_at_once_makes_one_friendship(
+    replicas: tuple[httpx.AsyncClient, httpx.AsyncClient], social_stack: Stack
+) -> None:
+    one, two = replicas
+    ana, bia = await register(one, "ana"), await register(one, "bia")
+    bia_two = Player(two, bia.token, bia.user_id, bia.name)
+    async with SocialFeed(social_stack.gateway(1), ana.token) as ana_social:
+        await ana.call("POST", "/v1/social/friends/requests", {"user_id": bia.user_id})
+        answers = await asyncio.gather(
+            *(
+                p.call("POST", f"/v1/social/friends/{ana.user_id}/accept")
+                for p in (bia, bia_two, bia, bia_two)
+            ),
+            return_exceptions=True,
+        )
+        accepted = [a for a in answers if isinstance(a, dict)]
+        refused = [a for a in answers if isinstance(a, ApiRefused)]
+        assert len(accepted) == 1 and [r.code for r in refused] == ["request_not_found"] * 3
+        await ana_social.until(lambda e: "friend" in e)
+        # One notice: a marker message sent after it is the next event.
+        said = await bia.call("POST", f"/v1/social/messages/{ana.user_id}", {"text": "marcador"})
+        nxt = await ana_social.until(lambda e: "message" in e)
+        assert nxt["message"]["id"] == said["id"]
+        assert [e for e in ana_social.events if "friend" in e][0]["friend"][
+            "kind"
+        ] == "FRIEND_NOTICE_KIND_ACCEPTED"
+        assert len(ana_social.events) == 2
