@@ -256,6 +256,9 @@ class _counted:
             metrics.CHAT_REFUSED.labels(error.reason).inc()
 
 
+_NOBODY: frozenset[str] = frozenset()
+
+
 class ChatSight:
     """Which table chat one feed's user may see, kept per feed from what
     the feed itself carries: the table (before the start), each table
@@ -265,10 +268,12 @@ class ChatSight:
     to the seated and the spectators' to the others. Senders the user
     had blocked when the feed opened are left out."""
 
+    __slots__ = ("hidden", "seated", "user_id")  # one per open table feed: kept small
+
     def __init__(self, user_id: str, seated: bool, hidden: set[str]) -> None:
         self.user_id = user_id
         self.seated = seated
-        self.hidden = hidden
+        self.hidden = frozenset(hidden) if hidden else _NOBODY
 
     def wrap(self, sink: Callable[[Item | None], None]) -> Callable[[Item | None], None]:
         def filtered(item: Item | None) -> None:
