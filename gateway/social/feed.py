@@ -36,6 +36,10 @@ return id
 """
 
 _REPAIR = object()  # a follower's cue to re-read its stream: live messages may be lost
+# Live events waiting for a follower that does not keep up; past this it is
+# cued to re-read its stream instead, so a stalled client costs no memory.
+MAX_PENDING = 1_000
+_BATCH = 500
 
 
 def _order(entry_id: str) -> tuple[int, int]:
@@ -88,9 +92,13 @@ class SocialFeeds:
         position = after_id or "0-0"
         try:
             while True:
-                for event in await self.history(user_id, position):
-                    position = event.id
-                    yield event
+                while True:
+                    batch = await self.history(user_id, position, _BATCH)
+                    for event in batch:
+                        position = event.id
+                        yield event
+                    if len(batch) < _BATCH:
+                        break
                 while True:
                     item = await queue.get()
                     if isinstance(item, Refused):
@@ -159,7 +167,10 @@ class SocialFeeds:
         entry_id, _, payload = data.partition(b" ")
         event = _event(entry_id.decode(), payload)
         for queue in followers:
-            queue.put_nowait(event)
+            if queue.qsize() < MAX_PENDING:
+                queue.put_nowait(event)
+            elif queue.qsize() == MAX_PENDING:
+                queue.put_nowait(_REPAIR)  # it will read the rest from its stream
 
     async def _repair(self, shard: _Shard) -> None:
         for queues in self._followers.values():

@@ -174,7 +174,7 @@ class Friends:
 
     async def unblock(self, me: Identity, user_id: str) -> None:
         if not await self.redis.srem(keys.blocked(me.user_id), user_id):
-            raise not_found("user_not_found", "you have not blocked that user")
+            raise not_found("not_blocked", "you have not blocked that user")
 
     # -- the list and presence ---------------------------------------------------------
 

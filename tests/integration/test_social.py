@@ -597,7 +597,6 @@ async def test_a_request_accepted_on_both_replicas_at_once_makes_one_friendship(
         said = await bia.call("POST", f"/v1/social/messages/{ana.user_id}", {"text": "marcador"})
         nxt = await ana_social.until(lambda e: "message" in e)
         assert nxt["message"]["id"] == said["id"]
-        assert [e for e in ana_social.events if "friend" in e][0]["friend"][
-            "kind"
-        ] == "FRIEND_NOTICE_KIND_ACCEPTED"
+        notices = [e["friend"]["kind"] for e in ana_social.events if "friend" in e]
+        assert notices == ["FRIEND_NOTICE_KIND_ACCEPTED"]
         assert len(ana_social.events) == 2
