@@ -600,3 +600,22 @@ async def test_a_request_accepted_on_both_replicas_at_once_makes_one_friendship(
         notices = [e["friend"]["kind"] for e in ana_social.events if "friend" in e]
         assert notices == ["FRIEND_NOTICE_KIND_ACCEPTED"]
         assert len(ana_social.events) == 2
+
+
+async def test_a_watcher_who_sits_down_moves_from_the_spectators_chat_to_the_players(
+    replicas: tuple[httpx.AsyncClient, httpx.AsyncClient], social_stack: Stack
+) -> None:
+    one, two = replicas
+    ana, leo, rui = await register(one, "ana"), await register(two, "leo"), await register(one, "rui")
+    table = await ana.create_table("domino", 4)
+    table_id = table["id"]
+    leo_feed = await lobby_feed(leo, social_stack.gateway(1), table_id)  # watching, not seated
+    try:
+        spectators = await rui.call("POST", f"/v1/tables/{table_id}/chat", {"text": "quem joga?"})
+        assert (await next_chat(leo_feed))[0] == spectators
+        await leo.sit(table_id, 2)  # the same feed, now a player's
+        await rui.call("POST", f"/v1/tables/{table_id}/chat", {"text": "não ouves isto"})
+        players = await ana.call("POST", f"/v1/tables/{table_id}/chat", {"text": "bem-vindo, parceiro"})
+        assert (await next_chat(leo_feed))[0] == players
+    finally:
+        await leo_feed.__aexit__()
