@@ -37,14 +37,16 @@ class Social:
     async def start(self, publish: str) -> None:
         self.feeds.publish = publish  # PUBLISH, or SPUBLISH on a Redis Cluster
 
-    async def sight(self, user_id: str, seated: bool) -> ChatSight:
-        """The table chat a new table feed of ``user_id`` may carry."""
-        return ChatSight(user_id, seated, await self.friends.blocked_by(user_id))
+    @staticmethod
+    def sight(user_id: str, seated: bool, blocked: set[str]) -> ChatSight:
+        """The table chat a new table feed of ``user_id`` may carry (``blocked``:
+        read by the feed's registration, in the same round trip)."""
+        return ChatSight(user_id, seated, blocked)
 
     async def follow(self, me: Identity, after_id: str) -> AsyncIterator[social_pb2.SocialEvent]:
         """The caller's social feed; while open the caller is online (one of
         their MAX_FEEDS_PER_USER feeds)."""
-        connection, _ = await self.connections.open(me.user_id, "", seated=False)
+        connection, _, _ = await self.connections.open(me.user_id, "", seated=False)
         metrics.SOCIAL_FEEDS_OPEN.inc()
         try:
             async for event in self.feeds.follow(me.user_id, after_id):
