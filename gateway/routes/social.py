@@ -160,13 +160,15 @@ async def social_feed(websocket: WebSocket) -> None:
         after = hello.get("after_id", "")
         if not isinstance(after, str):
             raise invalid("invalid_request", "after_id: a string")
-        events = p.social.follow(caller.identity, after)
+        # Registered and subscribed before pings are answered: a pong means
+        # the feed is live.
+        events, close = await p.social.open(caller.identity, after)
         try:
             await socket.pump(
                 events,
                 lambda event: orjson.dumps({"event": message_json(event)}).decode(),
             )
         finally:
-            await events.aclose()  # type: ignore[attr-defined]
+            await close()
 
     await _serve(websocket, body)

@@ -77,39 +77,26 @@ class SocialFeeds:
         entries: Any = await self.redis.xrange(keys.social_feed(user_id), start, "+", count=count)
         return [_event(_text(entry_id), fields[b"d"]) for entry_id, fields in entries]
 
+    async def open(self, user_id: str, after_id: str) -> Following:
+        """Subscribe a follower of the user's feed: live from now, so what it
+        reads next (the history after ``after_id``, then live events) has no
+        gap. Let go of it with ``Following.close``."""
+        if self._closing:
+            raise self._closing
+        check_after(after_id)
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        await self._join(user_id, queue)
+        return Following(self, user_id, after_id, queue)
+
     async def follow(self, user_id: str, after_id: str) -> AsyncIterator[social_pb2.SocialEvent]:
         """Everything after ``after_id`` still kept, then each new event,
         until the server drains (Refused ``draining``)."""
-        if self._closing:
-            raise self._closing
-        if after_id:
-            try:
-                _order(after_id)
-            except ValueError:
-                raise invalid("invalid_request", "after_id: an id from this feed") from None
-        queue: asyncio.Queue[Any] = asyncio.Queue()
-        await self._join(user_id, queue)
-        position = after_id or "0-0"
+        following = await self.open(user_id, after_id)
         try:
-            while True:
-                while True:
-                    batch = await self.history(user_id, position, _BATCH)
-                    for event in batch:
-                        position = event.id
-                        yield event
-                    if len(batch) < _BATCH:
-                        break
-                while True:
-                    item = await queue.get()
-                    if isinstance(item, Refused):
-                        raise item
-                    if item is _REPAIR:
-                        break
-                    if _order(item.id) > _order(position):
-                        position = item.id
-                        yield item
+            async for event in following.events():
+                yield event
         finally:
-            self._leave(user_id, queue)
+            following.close()
 
     async def close(self) -> None:
         """Stop every follower (draining: they resume elsewhere)."""
@@ -176,6 +163,44 @@ class SocialFeeds:
         for queues in self._followers.values():
             for queue in queues:
                 queue.put_nowait(_REPAIR)
+
+
+def check_after(after_id: str) -> None:
+    if after_id:
+        try:
+            _order(after_id)
+        except ValueError:
+            raise invalid("invalid_request", "after_id: an id from this feed") from None
+
+
+class Following:
+    """One follower of a user's feed, subscribed (SocialFeeds.open)."""
+
+    def __init__(self, feeds: SocialFeeds, user_id: str, after_id: str, queue: asyncio.Queue[Any]) -> None:
+        self.feeds, self.user_id, self.after_id, self.queue = feeds, user_id, after_id, queue
+
+    async def events(self) -> AsyncIterator[social_pb2.SocialEvent]:
+        position = self.after_id or "0-0"
+        while True:
+            while True:
+                batch = await self.feeds.history(self.user_id, position, _BATCH)
+                for event in batch:
+                    position = event.id
+                    yield event
+                if len(batch) < _BATCH:
+                    break
+            while True:
+                item = await self.queue.get()
+                if isinstance(item, Refused):
+                    raise item
+                if item is _REPAIR:
+                    break  # read the stream again from where we are
+                if _order(item.id) > _order(position):
+                    position = item.id
+                    yield item
+
+    def close(self) -> None:
+        self.feeds._leave(self.user_id, self.queue)
 
 
 def _event(entry_id: str, payload: bytes) -> social_pb2.SocialEvent:

@@ -106,12 +106,12 @@ class SocialServicer(social_pb2_grpc.SocialServiceServicer):
     async def FollowSocial(
         self, request: social_pb2.FollowSocialRequest, context: Context
     ) -> AsyncIterator[social_pb2.FollowSocialResponse]:
-        events = self.social.follow(self._me(context), request.after_id)
+        events, close = await self.social.open(self._me(context), request.after_id)
         try:
             async for event in events:
                 yield social_pb2.FollowSocialResponse(event=event)
         finally:
-            await events.aclose()  # type: ignore[attr-defined]
+            await close()
 
 
 def add_to_server(platform: Platform, server: grpc.aio.Server) -> str:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from rodada.platform.v1 import social_pb2
 
@@ -11,7 +12,7 @@ from gateway.feeds import Connections
 from gateway.sessions import Sessions
 from gateway.settings import GatewaySettings
 from gateway.social.chat import Chat, ChatSight
-from gateway.social.feed import SocialFeeds
+from gateway.social.feed import SocialFeeds, check_after
 from gateway.social.friends import Friends
 from gateway.tables import Tables
 from services.kit.store import MatchStore, RedisClient
@@ -43,17 +44,28 @@ class Social:
         read by the feed's registration, in the same round trip)."""
         return ChatSight(user_id, seated, blocked)
 
-    async def follow(self, me: Identity, after_id: str) -> AsyncIterator[social_pb2.SocialEvent]:
-        """The caller's social feed; while open the caller is online (one of
-        their MAX_FEEDS_PER_USER feeds)."""
+    async def open(
+        self, me: Identity, after_id: str
+    ) -> tuple[AsyncIterator[social_pb2.SocialEvent], Callable[[], Awaitable[None]]]:
+        """The caller's social feed, registered and subscribed when this
+        returns (so the caller counts as online and misses nothing from
+        here): its events, and what to call when it ends. It is one of the
+        caller's MAX_FEEDS_PER_USER feeds."""
+        check_after(after_id)
         connection, _, _ = await self.connections.open(me.user_id, "", seated=False)
-        metrics.SOCIAL_FEEDS_OPEN.inc()
         try:
-            async for event in self.feeds.follow(me.user_id, after_id):
-                yield event
-        finally:
+            following = await self.feeds.open(me.user_id, after_id)
+        except BaseException:
+            await asyncio.shield(self.connections.close(connection, tell=False))
+            raise
+        metrics.SOCIAL_FEEDS_OPEN.inc()
+
+        async def close() -> None:
+            following.close()
             metrics.SOCIAL_FEEDS_OPEN.dec()
-            await self.connections.close(connection, tell=False)
+            await asyncio.shield(self.connections.close(connection, tell=False))
+
+        return following.events(), close
 
     async def close(self) -> None:
         await self.feeds.close()

@@ -11,20 +11,20 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack
 from typing import Any
 
 import grpc
 import httpx
 import pytest
-import websockets
 from redis import Redis
 from rodada.platform.v1 import platform_pb2, platform_pb2_grpc, social_pb2, social_pb2_grpc
 
 from tests.conftest import TEST_PACKAGES
 from tests.integration.grpc_client import bearer, refusal, unpack
-from tests.integration.http_client import ApiRefused, Feed, Player, register
+from tests.integration.http_client import ApiRefused, Player, register
+from tests.integration.social_client import SocialFeed, lobby_feed, next_chat
 from tools.stack import Stack
 
 CHAT_LIMIT = 8  # per user, for the whole module (a window far longer than any test)
@@ -49,57 +49,6 @@ async def replicas(social_stack: Stack) -> AsyncIterator[tuple[httpx.AsyncClient
         httpx.AsyncClient(base_url=social_stack.gateway(1), timeout=15) as two,
     ):
         yield one, two
-
-
-class SocialFeed:
-    """A user's social feed over WebSocket (``/v1/social/events``)."""
-
-    def __init__(self, base_url: str, token: str, after_id: str = "") -> None:
-        self.url = base_url.replace("http", "ws", 1) + "/v1/social/events"
-        self.hello = {"token": token, "after_id": after_id}
-        self.events: list[dict[str, Any]] = []
-
-    async def __aenter__(self) -> SocialFeed:
-        self.socket = await websockets.connect(self.url, ping_interval=None)
-        await self.socket.send(json.dumps(self.hello))
-        # The feed is live once it answers a ping (it subscribes before reading).
-        await self.socket.send(json.dumps({"ping": "ready"}))
-        while (item := json.loads(await asyncio.wait_for(self.socket.recv(), 10))) != {"pong": "ready"}:
-            self.events.append(item["event"])
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.socket.close()
-
-    async def until(self, done: Callable[[dict[str, Any]], bool], timeout: float = 15) -> dict[str, Any]:
-        for event in self.events:
-            if done(event):
-                return event
-        while True:
-            item = json.loads(await asyncio.wait_for(self.socket.recv(), timeout))
-            assert "event" in item, item
-            self.events.append(item["event"])
-            if done(item["event"]):
-                return item["event"]
-
-
-async def lobby_feed(player: Player, base: str, table_id: str) -> Feed:
-    feed = Feed(base, table_id, player.token)
-    await feed.__aenter__()
-    await feed.until(lambda item: "table" in item or "snapshot" in item)
-    return feed
-
-
-def chat_of(item: dict[str, Any]) -> dict[str, Any] | None:
-    return item.get("event", {}).get("chat")
-
-
-async def next_chat(feed: Feed) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The next table chat the feed carries: (the ChatMessage, its event)."""
-    item = (await feed.until(lambda i: chat_of(i) is not None, 15))[-1]
-    chat = dict(item["event"]["chat"])
-    assert chat.pop("@type") == "type.googleapis.com/rodada.platform.v1.ChatMessage"
-    return chat, item["event"]
 
 
 async def test_two_friends_chat_and_sit_opposite_at_a_domino_open_table(
