@@ -568,3 +568,28 @@ async def test_a_watcher_who_sits_down_moves_from_the_spectators_chat_to_the_pla
         assert (await next_chat(leo_feed))[0] == players
     finally:
         await leo_feed.__aexit__()
+
+
+async def test_a_draining_replica_sends_social_feeds_elsewhere_and_nothing_is_lost(
+    replicas: tuple[httpx.AsyncClient, httpx.AsyncClient], social_stack: Stack
+) -> None:
+    one, _ = replicas
+    third = social_stack.gateway(2)  # a replica of its own, to drain
+    ana, bia = await register(one, "ana"), await register(one, "bia")
+    await ana.call("POST", "/v1/social/friends/requests", {"user_id": bia.user_id})
+    await bia.call("POST", f"/v1/social/friends/{ana.user_id}/accept")
+    async with SocialFeed(third, bia.token) as feed:
+        first = await ana.call("POST", f"/v1/social/messages/{bia.user_id}", {"text": "um"})
+        assert (await feed.until(lambda e: "message" in e))["message"] == first
+        social_stack.stop("gateway-2")  # SIGTERM: it drains
+        ended = json.loads(await asyncio.wait_for(feed.socket.recv(), 30))
+        assert ended["error"]["code"] == "draining"
+        await asyncio.wait_for(feed.socket.wait_closed(), 30)
+        assert feed.socket.close_code == 1012
+        last_id = feed.events[-1]["id"]
+    second = await ana.call("POST", f"/v1/social/messages/{bia.user_id}", {"text": "dois"})
+    # Resumed on another replica from the last id: exactly what followed.
+    async with SocialFeed(social_stack.gateway(0), bia.token, after_id=last_id) as resumed:
+        got = await resumed.until(lambda e: "message" in e)
+        assert got["message"] == second
+        assert [e["message"]["text"] for e in resumed.events if "message" in e] == ["dois"]
