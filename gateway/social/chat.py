@@ -40,6 +40,7 @@ from gateway.tables import PLAYING, Tables
 from services.kit.errors import Refused, conflict, invalid, not_found, permission_denied
 from services.kit.feeds import Item
 from services.kit.store import MatchStore, RedisClient
+from services.kit.tokens import Identity
 
 Channel = social_pb2.ChatChannel
 PRIVATE = Channel.CHAT_CHANNEL_PRIVATE
@@ -92,6 +93,10 @@ class Chat:
     # -- sending -------------------------------------------------------------------------
 
     def _text(self, text: str) -> str:
+        try:
+            text.encode()
+        except UnicodeEncodeError:  # a lone surrogate from JSON's \ud800 escapes
+            raise invalid("invalid_text", "text: not valid Unicode") from None
         if not text.strip():
             raise invalid("empty_message", "say something")
         if len(text) > self.settings.chat_max_length:
@@ -113,7 +118,7 @@ class Chat:
         entry_id, _ = await pipe.execute()
         message.id = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
 
-    async def send_private(self, me: Any, user_id: str, text: str) -> social_pb2.ChatMessage:
+    async def send_private(self, me: Identity, user_id: str, text: str) -> social_pb2.ChatMessage:
         with _counted(PRIVATE):
             _require_account(me)
             text = self._text(text)
@@ -136,7 +141,7 @@ class Chat:
             await self.feeds.write(me.user_id, event)  # the sender's other devices
             return message
 
-    async def send_table(self, me: Any, table_id: str, text: str) -> social_pb2.ChatMessage:
+    async def send_table(self, me: Identity, table_id: str, text: str) -> social_pb2.ChatMessage:
         with _counted(None) as counting:
             text = self._text(text)
             table = await self.tables.get(table_id)
@@ -188,19 +193,19 @@ class Chat:
                 messages.append(message)
         return messages
 
-    async def private_history(self, me: Any, user_id: str, limit: int) -> list[social_pb2.ChatMessage]:
+    async def private_history(self, me: Identity, user_id: str, limit: int) -> list[social_pb2.ChatMessage]:
         _require_account(me)
         if not await self.friends.are_friends(me.user_id, user_id):
             raise not_found("not_friends", "you are not friends with that user")
         return await self._read(keys.conversation(me.user_id, user_id), limit, set())
 
-    async def table_history(self, me: Any, table_id: str, limit: int) -> list[social_pb2.ChatMessage]:
+    async def table_history(self, me: Identity, table_id: str, limit: int) -> list[social_pb2.ChatMessage]:
         table = await self.tables.get(table_id)
         channel = PLAYERS if seat_of(table, me.user_id) is not None else SPECTATORS
         hide = await self.friends.blocked_by(me.user_id)
         return await self._read(keys.table_chat(table_id, _STREAM_NAMES[channel]), limit, hide)
 
-    async def report(self, me: Any, request: social_pb2.ReportMessageRequest) -> None:
+    async def report(self, me: Identity, request: social_pb2.ReportMessageRequest) -> None:
         if len(request.reason) > MAX_REASON:
             raise invalid("invalid_request", f"reason: at most {MAX_REASON} characters")
         if request.channel == PRIVATE:
