@@ -35,6 +35,7 @@ from rodada.common.v1 import match_pb2
 from gateway import metrics
 from gateway.games import Games
 from gateway.matches import Caller, MatchClient
+from gateway.social import keys as social_keys
 from gateway.tables import PLAYING, Tables
 from services.kit.errors import Refused, invalid
 from services.kit.feeds import FeedHub, Item, Viewer
@@ -58,21 +59,28 @@ def _gone_key(user_id: str, table_id: str) -> str:
     return f"{{u:{user_id}}}:gone:{table_id}"
 
 
-# KEYS: feeds, at (or a dummy when not seated), gone. ARGV: connection, now,
-# expires, cap, seated. Returns -1 (over the cap), or 1 if the player was
-# away from the table and told so (a comeback), else 0.
+# KEYS: feeds, at (or a dummy when not seated), gone, the user's blocked set,
+# the user's at-table marker (all in the user's slot). ARGV: connection, now,
+# expires, cap, seated, table, marker lifetime. Returns {-1} (over the cap),
+# or {1 if the player was away from the table and told so (a comeback) else
+# 0, the users this user blocked…} (what the feed's chat sight needs: read
+# here, not in a round trip of its own). A seated feed also marks where the
+# user sits, for their friends (gateway/social/).
 _OPEN = """
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[2])
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then return -1 end
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then return {-1} end
 redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
 redis.call('PEXPIREAT', KEYS[1], math.floor(tonumber(ARGV[3]) * 1000))
-if ARGV[5] ~= '1' then return 0 end
+local blocked = redis.call('SMEMBERS', KEYS[4])
+if ARGV[5] ~= '1' then return {0, unpack(blocked)} end
+redis.call('SET', KEYS[5], ARGV[6], 'EX', ARGV[7])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[2])
 local away = redis.call('ZCARD', KEYS[2]) == 0
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
 redis.call('PEXPIREAT', KEYS[2], math.floor(tonumber(ARGV[3]) * 1000))
-if away and redis.call('DEL', KEYS[3]) == 1 then return 1 end
-return 0
+local back = 0
+if away and redis.call('DEL', KEYS[3]) == 1 then back = 1 end
+return {back, unpack(blocked)}
 """
 
 # KEYS: feeds, at, gone. ARGV: connection, now, seated, tell. Returns 1 if
@@ -112,16 +120,31 @@ class Connections:
     def count(self) -> int:
         return len(self._mine)
 
-    async def open(self, user_id: str, table_id: str, seated: bool) -> tuple[str, bool]:
-        """Register a feed; (its id, whether it is the player's comeback).
-        Refused past the user's cap."""
+    async def open(self, user_id: str, table_id: str, seated: bool) -> tuple[str, bool, set[str]]:
+        """Register a feed; (its id, whether it is the player's comeback, the
+        users this user blocked). Refused past the user's cap."""
         connection = secrets.token_hex(8)
         now = time.time()
         reply = await self._open(
-            keys=[_feeds_key(user_id), _at_key(user_id, table_id), _gone_key(user_id, table_id)],
-            args=[connection, now, now + EXPIRY_SECONDS, self.cap, "1" if seated else "0"],
+            keys=[
+                _feeds_key(user_id),
+                _at_key(user_id, table_id),
+                _gone_key(user_id, table_id),
+                social_keys.blocked(user_id),
+                social_keys.at_table(user_id),
+            ],
+            args=[
+                connection,
+                now,
+                now + EXPIRY_SECONDS,
+                self.cap,
+                "1" if seated else "0",
+                table_id,
+                int(EXPIRY_SECONDS),
+            ],
         )
-        if int(reply) < 0:
+        code, *blocked = reply
+        if int(code) < 0:
             metrics.FEEDS_REFUSED.inc()
             raise Refused(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
@@ -129,7 +152,7 @@ class Connections:
                 f"at most {self.cap} feeds per user may be open at once; close one first",
             )
         self._mine[connection] = _Open(user_id, table_id, seated)
-        return connection, int(reply) == 1
+        return connection, int(code) == 1, {b.decode() if isinstance(b, bytes) else b for b in blocked}
 
     async def close(self, connection: str, tell: bool) -> bool:
         """Forget a feed; True if it was the player's last one at the table
@@ -170,6 +193,7 @@ class Connections:
                 if held.seated:
                     pipe.zadd(_at_key(held.user_id, held.table_id), {connection: expires}, xx=True)
                     pipe.pexpireat(_at_key(held.user_id, held.table_id), int(expires * 1000))
+                    pipe.set(social_keys.at_table(held.user_id), held.table_id, ex=int(EXPIRY_SECONDS))
             with contextlib.suppress(Exception):  # a Redis hiccup: the next cycle refreshes
                 await pipe.execute()
 
@@ -190,6 +214,9 @@ class Feeds:
         self.games = games
         self.matches = matches
         self.connections = connections
+        # Which table chat each feed may carry (gateway/social/chat.py), set
+        # by the Platform.
+        self.chat_sight: Callable[[str, bool, set[str]], Any] | None = None
 
     async def open(
         self,
@@ -220,7 +247,9 @@ class Feeds:
                         raise
             return self.tables.message(record, user, last)
 
-        connection, comeback = await self.connections.open(user, table_id, seated)
+        connection, comeback, blocked = await self.connections.open(user, table_id, seated)
+        if self.chat_sight is not None:
+            sink = self.chat_sight(user, seated, blocked).wrap(sink)
         try:
             if comeback:
                 await self._notify(table_id, table, user, "RECONNECTED")

@@ -20,6 +20,7 @@ from gateway.matches import Caller
 from gateway.matchmaking.queues import ticket_message, ticket_update
 from gateway.platform import Platform
 from gateway.sessions import user_message
+from gateway.social import grpc_face as social_face
 from services.kit.guard import CallGuard, bearer
 from services.kit.server import start_grpc
 
@@ -278,6 +279,6 @@ async def start(platform: Platform, address: str) -> tuple[grpc.aio.Server, heal
 
     def register(server: grpc.aio.Server) -> list[str]:
         platform_pb2_grpc.add_PlatformServiceServicer_to_server(PlatformServicer(platform), server)
-        return [SERVICE]
+        return [SERVICE, social_face.add_to_server(platform, server)]
 
     return await start_grpc(address, guard, register)

@@ -42,3 +42,17 @@ MATCHMAKING_WAIT_SECONDS = Histogram(
 MATCHMAKING_MATCHES = Counter(
     "rodada_matchmaking_matches_total", "Tables formed by the matchmaker, by game and mode", ["game", "mode"]
 )
+CHAT_SENT = Counter(
+    "rodada_chat_messages_total",
+    "Chat messages sent, by channel (private, table_players, table_spectators)",
+    ["channel"],
+)
+CHAT_REFUSED = Counter(
+    "rodada_chat_refused_total",
+    "Chat messages refused, by reason (rate_limited, blocked, message_too_long, not_friends, …)",
+    ["reason"],
+)
+CHAT_REPORTS = Counter("rodada_chat_reports_total", "Chat messages reported, by channel", ["channel"])
+SOCIAL_FEEDS_OPEN = Gauge(
+    "rodada_social_feeds_open", "Open social feeds on this replica (WebSocket and gRPC)"
+)

@@ -62,6 +62,11 @@ FEEDS = {
         "A matchmaking ticket's feed (the open socket keeps the ticket alive)",
         "rodada.platform.v1.TicketUpdate",
     ),
+    "/v1/social/events": (
+        "",
+        "The caller's social feed: private messages, friend notices, table invites",
+        "rodada.platform.v1.FollowSocialResponse",
+    ),
 }
 ASYNCAPI_URL = "/v1/feeds/asyncapi.json"
 
@@ -82,8 +87,9 @@ def _descriptor(full_name: str) -> Any:
 
 def _modules() -> list[Any]:
     from rodada.common.v1 import match_pb2
+    from rodada.platform.v1 import social_pb2
 
-    return [platform_pb2, match_pb2]
+    return [platform_pb2, match_pb2, social_pb2]
 
 
 def build_openapi(app: FastAPI, games: Games) -> tuple[JSON, JSON]:
@@ -133,12 +139,17 @@ def _feed_operation(parameter: str, summary: str, item: JSON) -> JSON:
         "summary": f"{summary} (WebSocket)",
         "description": (
             'Open a WebSocket here and send the hello `{"token": "<access token>", '
-            '"after_event_id": N}` (tables) or `{"token": ...}` (tickets) as the first '
+            '"after_event_id": N}` (tables), `{"token": ...}` (tickets) or `{"token": ..., '
+            '"after_id": "<last SocialEvent id>"}` (the social feed) as the first '
             "message. Messages and close codes are in the AsyncAPI document: "
             f"[{ASYNCAPI_URL}]({ASYNCAPI_URL}) and docs/feeds.md."
         ),
-        "operationId": f"feed_{parameter.removesuffix('_id')}",
-        "parameters": [{"name": parameter, "in": "path", "required": True, "schema": {"type": "string"}}],
+        "operationId": f"feed_{parameter.removesuffix('_id') or 'social'}",
+        "parameters": [
+            {"name": parameter, "in": "path", "required": True, "schema": {"type": "string"}}
+            for parameter in [parameter]
+            if parameter
+        ],
         "responses": {
             "101": {
                 "description": "Switching to the WebSocket protocol; each message is one of these.",
@@ -220,6 +231,20 @@ def _asyncapi(openapi: JSON) -> JSON:
                     "error": message("error", "A refusal, before the close", ERROR),
                 },
             },
+            "social": {
+                "address": "/v1/social/events",
+                "messages": {
+                    "hello": message("hello", "First client message", "SocialHello"),
+                    "ping": message("ping", "Client keepalive", "Ping"),
+                    "item": message(
+                        "item",
+                        "A private message, a friend notice or a table invite",
+                        "rodada.platform.v1.FollowSocialResponse",
+                    ),
+                    "error": message("error", "A refusal, before the close", ERROR),
+                    "pong": message("pong", "The answer to a ping", "Pong"),
+                },
+            },
         },
         "operations": {
             "sendTableHello": {
@@ -241,6 +266,19 @@ def _asyncapi(openapi: JSON) -> JSON:
                 "action": "send",
                 "channel": {"$ref": "#/channels/ticket"},
                 "messages": [{"$ref": "#/channels/ticket/messages/hello"}],
+            },
+            "sendSocialHello": {
+                "action": "send",
+                "channel": {"$ref": "#/channels/social"},
+                "messages": [
+                    {"$ref": "#/channels/social/messages/hello"},
+                    {"$ref": "#/channels/social/messages/ping"},
+                ],
+            },
+            "receiveSocial": {
+                "action": "receive",
+                "channel": {"$ref": "#/channels/social"},
+                "messages": [{"$ref": f"#/channels/social/messages/{m}"} for m in ("item", "error", "pong")],
             },
             "receiveTicket": {
                 "action": "receive",
@@ -269,6 +307,14 @@ def _asyncapi(openapi: JSON) -> JSON:
                     "required": ["token"],
                 },
                 "Ping": {"type": "object", "properties": {"ping": {}}, "required": ["ping"]},
+                "SocialHello": {
+                    "type": "object",
+                    "properties": {
+                        "token": {"type": "string", "description": "an access token"},
+                        "after_id": {"type": "string", "description": "the last SocialEvent id seen"},
+                    },
+                    "required": ["token"],
+                },
             }
         },
     }

@@ -18,6 +18,7 @@ from gateway.play import Play
 from gateway.results import Results
 from gateway.sessions import Sessions
 from gateway.settings import GatewaySettings, MatchmakingSettings
+from gateway.social.social import Social
 from gateway.standings import Standings
 from gateway.tables import Tables
 from services.kit.feeds import FeedHub
@@ -43,6 +44,10 @@ class Platform:
         self.tables = Tables(self.store, self.games, self.matches, settings.invite_ttl_seconds)
         self.connections = Connections(self.raw, settings.max_feeds_per_user)
         self.feeds = Feeds(self.hub, self.store, self.tables, self.games, self.matches, self.connections)
+        self.social = Social(
+            self.redis, self.raw, self.store, self.tables, self.sessions, self.connections, settings
+        )
+        self.feeds.chat_sight = self.social.sight
         self.play = Play(self.tables, self.games, self.matches, self.connections)
         self.results = Results(self.redis, self.games)
         self.standings = Standings(self.redis, self.games)
@@ -55,6 +60,7 @@ class Platform:
 
     async def start(self) -> None:
         self.store.publish = await publish_command(self.raw, self.settings.redis_cluster)
+        await self.social.start(self.store.publish)
         await self.games.start(DESCRIBE_WAIT_SECONDS)
         loops: list[Coroutine[Any, Any, None]] = [
             self.matchmaking.run(),
@@ -70,6 +76,7 @@ class Platform:
         elsewhere."""
         self.draining = True
         await self.hub.close()
+        await self.social.close()
 
     async def close(self) -> None:
         for task in self._tasks:
@@ -78,6 +85,7 @@ class Platform:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task  # the matcher releases the lease it holds
         await self.hub.close()
+        await self.social.close()
         await self.games.close()
         await self.redis.aclose()
         await self.raw.aclose()

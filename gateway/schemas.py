@@ -55,7 +55,10 @@ ANY_FIELDS = {
     "rodada.platform.v1.AskResponse.answer": "Answer",
 }
 # Any fields that hold one platform message.
-ANY_MESSAGES = {"rodada.common.v1.MatchEvent.table": "rodada.platform.v1.TableChange"}
+ANY_MESSAGES = {
+    "rodada.common.v1.MatchEvent.table": "rodada.platform.v1.TableChange",
+    "rodada.common.v1.MatchEvent.chat": "rodada.platform.v1.ChatMessage",
+}
 
 
 class Schemas:
@@ -185,6 +188,10 @@ class Schemas:
 
     @staticmethod
     def _platform_messages() -> list[Any]:
-        from rodada.platform.v1 import platform_pb2
+        from rodada.platform.v1 import platform_pb2, social_pb2
 
-        return [getattr(platform_pb2, name) for name in platform_pb2.DESCRIPTOR.message_types_by_name]
+        return [
+            getattr(m, name)
+            for m in (platform_pb2, social_pb2)
+            for name in m.DESCRIPTOR.message_types_by_name
+        ]

@@ -34,6 +34,14 @@ class GatewaySettings(CommonSettings):
     feed_ping_seconds: float = 20.0  # WebSocket keepalive: a ping this often, the pong within it
     ws_auth_timeout_seconds: float = 10.0  # time to send the hello after connecting
     cors_origins: str = "http://localhost:5173,http://127.0.0.1:5173"  # comma-separated; * = any
+    # Friends and chat (gateway/social/).
+    chat_limit: str = "10/10"  # chat messages per user (private and table together)
+    chat_max_length: int = 500  # characters per message
+    chat_history_length: int = 200  # messages kept per conversation and table channel
+    chat_history_ttl_seconds: int = 7 * 24 * 3600  # kept this long after the last message
+    chat_word_filter: str = ""  # comma-separated words masked with * (whole words, any case)
+    social_feed_length: int = 500  # events kept in each user's social feed
+    social_feed_ttl_seconds: int = 7 * 24 * 3600
 
     @property
     def game_addresses(self) -> dict[str, str]:
@@ -47,6 +55,10 @@ class GatewaySettings(CommonSettings):
     @property
     def login_per_username(self) -> Limit:
         return Limit.parse("login_username", self.login_limit)
+
+    @property
+    def chat_per_user(self) -> Limit:
+        return Limit.parse("chat", self.chat_limit)
 
 
 class MatchmakingSettings(BaseSettings):

@@ -14,6 +14,7 @@ from typing import ClassVar
 from rich.text import Text
 from rodada.common.v1 import match_pb2
 from rodada.platform.v1 import platform_pb2 as p
+from rodada.platform.v1 import social_pb2
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -179,6 +180,10 @@ class TableScreen(Screen[None]):
             notice = event.notice
             by = self.who(notice.by) if notice.HasField("by") else ""
             return NOTICES.get(notice.kind, "notice").format(name=self.who(notice.seat), by=by)
+        if body == "chat":  # plain text: the log line is a Text, never parsed as markup
+            chat = unpack(event.chat, social_pb2.ChatMessage)
+            side = "" if chat.channel == social_pb2.CHAT_CHANNEL_TABLE_PLAYERS else " (spectator)"
+            return f"{chat.sender_name}{side}: {chat.text}"
         panel = PANELS.get(self.snap.game if self.snap else self.table.game if self.table else "")
         if body == "event" and panel is not None:
             return panel.describe(unpack(event.event, panel.Event), self.who)

@@ -67,6 +67,8 @@ class Viewer:
     def sees(self, event: match_pb2.MatchEvent) -> bool:
         if event.host_only:
             return self.host
+        if event.spectators_only:
+            return self.seat is None
         return not event.audience or (self.seat is not None and self.seat in event.audience)
 
 

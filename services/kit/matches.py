@@ -272,7 +272,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         try:
             async for item in self.hub.follow(request.match_id, request.after_event_id, viewer, current):
                 if isinstance(item.message, match_pb2.MatchEvent):
-                    if not item.message.HasField("table"):  # the lobby is the gateway's
+                    if item.message.WhichOneof("body") not in ("table", "chat"):  # the gateway's
                         yield match_pb2.WatchResponse(event=item.message)
                 elif isinstance(item.message, match_pb2.Snapshot):
                     yield match_pb2.WatchResponse(snapshot=item.message)

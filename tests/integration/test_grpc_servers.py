@@ -16,7 +16,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2
 from prometheus_client.parser import text_string_to_metric_families
 from rodada.common.v1 import match_pb2
-from rodada.platform.v1 import platform_pb2, platform_pb2_grpc
+from rodada.platform.v1 import platform_pb2, platform_pb2_grpc, social_pb2
 
 from services.kit.tokens import Identity
 from tests.integration.grpc_client import bearer, raw_stream, raw_unary, refusal
@@ -24,6 +24,9 @@ from tools.stack import Stack
 
 MATCH_SERVICE = match_pb2.DESCRIPTOR.services_by_name["MatchService"]
 PLATFORM_SERVICE = platform_pb2.DESCRIPTOR.services_by_name["PlatformService"]
+# Served beside PlatformService on the gateway's face (friends and chat).
+SOCIAL_SERVICE = social_pb2.DESCRIPTOR.services_by_name["SocialService"]
+BESIDE = {PLATFORM_SERVICE.full_name: {SOCIAL_SERVICE.full_name}}
 REFLECTION = {
     "v1": "grpc.reflection.v1.ServerReflection",
     "v1alpha": "grpc.reflection.v1alpha.ServerReflection",
@@ -84,7 +87,7 @@ async def test_every_server_serves_health_and_reflection(stack: Stack, version: 
                 reflection_pb2.ServerReflectionRequest(file_containing_symbol=REFLECTION[version]),
             )
             names = {s.name for s in listed.list_services_response.service}
-            assert names == {service, HEALTH, *REFLECTION.values()}, (name, names)
+            assert names == {service, *BESIDE.get(service, ()), HEALTH, *REFLECTION.values()}, (name, names)
             api = files(described)[0]
             assert f"{api.package}.{api.service[0].name}" == service, name
             (reflection_file,) = files(itself)
@@ -98,15 +101,21 @@ async def test_an_undecodable_request_is_invalid_argument_on_every_method(stack:
     token = bearer(stack.token(Identity("u_garbage", "garbage", "user")))
     refused = {}
     for name, (address, service) in servers(stack).items():
-        descriptor = MATCH_SERVICE if service == MATCH_SERVICE.full_name else PLATFORM_SERVICE
+        descriptors = (
+            [MATCH_SERVICE] if service == MATCH_SERVICE.full_name else [PLATFORM_SERVICE, SOCIAL_SERVICE]
+        )
         async with grpc.aio.insecure_channel(address) as channel:
-            for method in descriptor.methods:
-                path = f"/{service}/{method.name}"
+            for descriptor, method in ((d, m) for d in descriptors for m in d.methods):
+                path = f"/{descriptor.full_name}/{method.name}"
                 send = raw_stream if method.server_streaming else raw_unary
                 for metadata in (token, ()):
                     error = await send(channel, path, UNDECODABLE, metadata)
-                    refused[(name, method.name, bool(metadata))] = refusal(error)
-    assert len(refused) == 2 * (len(stack.games) * len(MATCH_SERVICE.methods) + len(PLATFORM_SERVICE.methods))
+                    refused[(name, descriptor.name, method.name, bool(metadata))] = refusal(error)
+    assert len(refused) == 2 * (
+        len(stack.games) * len(MATCH_SERVICE.methods)
+        + len(PLATFORM_SERVICE.methods)
+        + len(SOCIAL_SERVICE.methods)
+    )
     wrong = {k: v for k, v in refused.items() if v != (grpc.StatusCode.INVALID_ARGUMENT, "invalid_request")}
     assert not wrong, wrong
 

@@ -21,7 +21,7 @@ import pytest
 import websockets
 from fastapi import FastAPI
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from rodada.platform.v1 import platform_pb2, platform_pb2_grpc
+from rodada.platform.v1 import platform_pb2, platform_pb2_grpc, social_pb2
 from rodada.yatzy.v1 import yatzy_pb2
 from starlette.routing import WebSocketRoute
 
@@ -70,6 +70,26 @@ ROUTES: dict[tuple[str, str], str] = {
     ("GET", "/v1/users/{user_id}/ratings"): "ListRatings",
     ("GET", "/v1/users/{user_id}/ratings/{game}/{mode}/history"): "GetRatingHistory",
     ("GET", "/v1/users/{user_id}/matches"): "ListMatchHistory",
+}
+
+# Friends and chat (issue 18) → their call on rodada.platform.v1.SocialService,
+# served on the same gRPC face.
+SOCIAL = social_pb2.DESCRIPTOR.services_by_name["SocialService"]
+SOCIAL_ROUTES: dict[tuple[str, str], str] = {
+    ("GET", "/v1/social/friends"): "ListFriends",
+    ("POST", "/v1/social/friends/requests"): "RequestFriend",
+    ("POST", "/v1/social/friends/{user_id}/accept"): "AcceptFriend",
+    ("POST", "/v1/social/friends/{user_id}/decline"): "DeclineFriend",
+    ("DELETE", "/v1/social/friends/{user_id}"): "RemoveFriend",
+    ("PUT", "/v1/social/blocks/{user_id}"): "BlockUser",
+    ("DELETE", "/v1/social/blocks/{user_id}"): "UnblockUser",
+    ("POST", "/v1/social/friends/{user_id}/invite"): "InviteFriend",
+    ("POST", "/v1/social/messages/{user_id}"): "SendMessage",
+    ("GET", "/v1/social/messages/{user_id}"): "ListMessages",
+    ("POST", "/v1/tables/{table_id}/chat"): "SendTableMessage",
+    ("GET", "/v1/tables/{table_id}/chat"): "ListTableMessages",
+    ("POST", "/v1/social/reports"): "ReportMessage",
+    ("WS", "/v1/social/events"): "FollowSocial",
 }
 
 # Routes that are not the API, and why they need no RPC.
@@ -121,23 +141,26 @@ def test_every_route_has_its_rpc_in_the_platform_service() -> None:
     app = create_app(GatewaySettings())  # built, never started: no Redis, no games needed
     served = app_routes(app) | front_websockets()
     api = {route for route in served if route not in NOT_API}
-    missing = sorted(api - ROUTES.keys())
+    assert not ROUTES.keys() & SOCIAL_ROUTES.keys()
+    missing = sorted(api - ROUTES.keys() - SOCIAL_ROUTES.keys())
     assert not missing, f"routes without a gRPC counterpart in the table: {missing}"
-    stale = sorted(ROUTES.keys() - api)
+    stale = sorted((ROUTES.keys() | SOCIAL_ROUTES.keys()) - api)
     assert not stale, f"the table names routes the gateway does not serve: {stale}"
     assert {
         ("WS", "/v1/tables/{table_id}/events"),
         ("WS", "/v1/matchmaking/tickets/{ticket_id}/events"),
+        ("WS", "/v1/social/events"),
     } <= api
-    methods = SERVICE.methods_by_name
-    unknown = sorted(set(ROUTES.values()) - set(methods))
-    assert not unknown, f"not in {SERVICE.full_name}: {unknown}"
-    # And the other way: every call of the service is some route's.
-    assert set(ROUTES.values()) == set(methods), sorted(set(methods) - set(ROUTES.values()))
-    # A feed is a stream on both faces.
-    for (method, _), rpc in ROUTES.items():
-        if method == "WS":
-            assert methods[rpc].server_streaming, rpc
+    for service, routes in ((SERVICE, ROUTES), (SOCIAL, SOCIAL_ROUTES)):
+        methods = service.methods_by_name
+        unknown = sorted(set(routes.values()) - set(methods))
+        assert not unknown, f"not in {service.full_name}: {unknown}"
+        # And the other way: every call of the service is some route's.
+        assert set(routes.values()) == set(methods), sorted(set(methods) - set(routes.values()))
+        # A feed is a stream on both faces.
+        for (method, _), rpc in routes.items():
+            if method == "WS":
+                assert methods[rpc].server_streaming, rpc
 
 
 # -- the two faces refuse alike ------------------------------------------------------
@@ -502,8 +525,9 @@ async def test_the_running_gateway_serves_what_the_table_lists(
         for method, operation in item.items()
         if method in ("get", "post", "put", "delete", "patch")
     }
-    assert {route for route in ROUTES if route[0] == "WS"} <= operations
-    assert operations - NOT_API.keys() <= ROUTES.keys(), sorted(operations - NOT_API.keys() - ROUTES.keys())
+    listed = ROUTES.keys() | SOCIAL_ROUTES.keys()
+    assert {route for route in listed if route[0] == "WS"} <= operations
+    assert operations - NOT_API.keys() <= listed, sorted(operations - NOT_API.keys() - listed)
     health = health_pb2_grpc.HealthStub(channel)
     for service in ("", SERVICE.full_name):
         reply = await health.Check(health_pb2.HealthCheckRequest(service=service))

@@ -22,9 +22,11 @@ from rodada.common.v1 import match_pb2, match_pb2_grpc
 from rodada.platform.v1 import platform_pb2, platform_pb2_grpc
 from rodada.yatzy.v1 import yatzy_pb2
 
+from gateway.social import keys as social_keys
 from services.kit import keys
 from tests.integration.grpc_client import bearer, feed_events, feed_snapshots, follow_table, pack, unpack
 from tests.integration.http_client import ACTIVE, FINISHED, Player, register
+from tests.integration.social_client import SocialFeed, lobby_feed, next_chat
 from tests.integration.waiting import until
 from tools.redis_cluster import RedisCluster
 from tools.stack import Stack
@@ -241,3 +243,31 @@ async def test_a_yatzy_game_over_http_and_its_websocket_feed_on_a_cluster(
 
         await until(recorded, timeout=15)
     assert_match_in_one_slot(client, cluster, table["id"])
+
+
+async def test_friends_and_chat_on_a_cluster(cluster_stack: Stack, client: ClusterClient) -> None:
+    """The social feed's script and live channel live in the user's slot:
+    its sharded subscription is on that slot's node only; private messages
+    and table chat reach their feeds."""
+    base = cluster_stack.gateway()
+    async with httpx.AsyncClient(base_url=base, timeout=15) as http:
+        ana, bia = await register(http, "ana"), await register(http, "bia")
+        await ana.call("POST", "/v1/social/friends/requests", {"user_id": bia.user_id})
+        await bia.call("POST", f"/v1/social/friends/{ana.user_id}/accept")
+        async with SocialFeed(base, bia.token) as feed:
+            channel = social_keys.social_live(bia.user_id)
+            home = client.get_node_from_key(channel)
+            assert home is not None
+            for node in client.get_nodes():
+                sharded = client.execute_command("PUBSUB SHARDNUMSUB", channel, target_nodes=node)
+                assert _count(sharded) == (1 if node.port == home.port else 0), node.port
+            said = await ana.call("POST", f"/v1/social/messages/{bia.user_id}", {"text": "<i>oi</i>"})
+            assert (await feed.until(lambda e: "message" in e))["message"] == said
+        table = await ana.create_table("yatzy", 2)
+        await bia.join(table["invite_code"])
+        bia_feed = await lobby_feed(bia, base, table["id"])
+        try:
+            chat = await ana.call("POST", f"/v1/tables/{table['id']}/chat", {"text": "boa sorte"})
+            assert (await next_chat(bia_feed))[0] == chat
+        finally:
+            await bia_feed.__aexit__()

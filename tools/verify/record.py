@@ -185,8 +185,8 @@ def _event(raw: JSON, event_id: int) -> Event | None:
         if not isinstance(data, dict):
             raise Difference(f"event {event_id}", Mismatch(f"event.{kind}", "an object", data))
         return Event(kind=kind, data=data, type_url=str(body.get("@type", "")), **common)
-    if "table" in raw:
-        return None  # the lobby, which has no draws
+    if "table" in raw or "chat" in raw:
+        return None  # the lobby and the table's chat, which have no draws
     raise Difference(f"event {event_id}", Mismatch("event", "a game event, a notice or a table change", raw))
 
 
