@@ -34,6 +34,9 @@ class GatewaySettings(CommonSettings):
     feed_ping_seconds: float = 20.0  # WebSocket keepalive: a ping this often, the pong within it
     ws_auth_timeout_seconds: float = 10.0  # time to send the hello after connecting
     cors_origins: str = "http://localhost:5173,http://127.0.0.1:5173"  # comma-separated; * = any
+    web_dir: str = (
+        "clients/web/dist"  # the built web client, served at / when present (relative: to the repo)
+    )
 
     @property
     def game_addresses(self) -> dict[str, str]:

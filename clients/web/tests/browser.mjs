@@ -1,0 +1,216 @@
+// The reference web client in a real browser (Debian's headless chromium,
+// driven by playwright-core): two browser contexts play a complete Yatzy duel
+// and a complete Dudo game by clicking, one of them closing its tab mid-match
+// and coming back to its seat. Every request the pages make must go to the
+// gateway. Screenshots go to ARTIFACTS. Run by tests/web/test_browser.py:
+//
+//   node tests/browser.mjs <gateway URL> <artifacts dir> [yatzy|dudo ...]
+//
+// Prints one JSON line per scenario; exits non-zero on the first failure.
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { chromium } from "playwright-core";
+
+const [base, artifacts, ...wanted] = process.argv.slice(2);
+const scenarios = wanted.length ? wanted : ["yatzy", "dudo"];
+const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
+const STEP_MS = 20_000;
+const PHONE = { width: 390, height: 844 };
+const DESKTOP = { width: 1100, height: 900 };
+mkdirSync(artifacts, { recursive: true });
+
+const foreign = [];
+function watch(page) {
+  const origin = new URL(base).origin;
+  const wsOrigin = origin.replace(/^http/, "ws");
+  page.on("request", (request) => {
+    const url = request.url();
+    if (!url.startsWith(origin + "/") && !url.startsWith("data:")) foreign.push(url);
+  });
+  page.on("websocket", (socket) => {
+    if (!socket.url().startsWith(wsOrigin + "/")) foreign.push(socket.url());
+  });
+  page.on("pageerror", (error) => foreign.push(`page error: ${error.message}`));
+}
+
+async function newPage(context, url) {
+  const page = await context.newPage();
+  watch(page);
+  await page.goto(url);
+  return page;
+}
+
+async function guest(page, name) {
+  await page.fill("#guest-name", name);
+  await page.click("[data-action=guest]");
+}
+
+async function shot(page, name) {
+  const path = join(artifacts, `${name}.png`);
+  await page.screenshot({ path, fullPage: true });
+  return path;
+}
+
+/** The match's version on the page (0 before a snapshot). */
+async function version(page) {
+  const value = await page.locator(".match").first().getAttribute("data-version", { timeout: 1000 }).catch(() => null);
+  return value === null ? 0 : Number(value);
+}
+
+/** Click and wait until the page's match version moves past `before`. */
+async function actAndWait(page, selector) {
+  const before = await version(page);
+  await page.click(selector);
+  await page.waitForFunction(
+    (v) => Number(document.querySelector(".match")?.getAttribute("data-version") ?? 0) > v,
+    before,
+    { timeout: STEP_MS },
+  );
+}
+
+/** A table opened by `host` with `options`, joined by `guestPage` through the invite link. */
+async function openTable(host, other, game, options) {
+  await host.selectOption("#game", game);
+  await host.selectOption("#seats", "2");
+  await host.fill("#options", JSON.stringify(options));
+  await host.click("[data-action=create]");
+  const link = await host.locator("#invite-link").inputValue({ timeout: STEP_MS });
+  const tableId = new URL(host.url()).searchParams.get("table");
+  await other.goto(link);
+  await guest(other, "Bia");
+  await host.waitForSelector("[data-action=start]:not([disabled])", { timeout: STEP_MS });
+  await host.click("[data-action=start]");
+  for (const page of [host, other]) await page.waitForSelector(".match", { timeout: STEP_MS });
+  return { link, tableId };
+}
+
+/** Whose turn it is: the page whose turn line says so (waits for one). */
+async function mover(pages) {
+  const deadline = Date.now() + STEP_MS;
+  while (Date.now() < deadline) {
+    for (const page of pages) {
+      if (await page.locator("#result").count()) return null;
+      if (await page.locator(".turn[data-turn=mine]").count()) return page;
+    }
+    await pages[0].waitForTimeout(50);
+  }
+  throw new Error("nobody's turn came");
+}
+
+/** Close the tab of `context`'s page and open the table again in a new one. */
+async function comeBack(context, page, tableId, seatName) {
+  await page.close();
+  const again = await newPage(context, `${base}/?table=${tableId}`);
+  await again.waitForSelector(".match", { timeout: STEP_MS });
+  const mine = await again.locator(".scores li", { hasText: "(you)" }).innerText();
+  if (!mine.startsWith(seatName)) throw new Error(`came back to "${mine}", not ${seatName}'s seat`);
+  return again;
+}
+
+async function yatzy(browser) {
+  const a = await browser.newContext({ viewport: DESKTOP });
+  const b = await browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true });
+  let ana = await newPage(a, base);
+  await guest(ana, "Ana");
+  let bia = await b.newPage();
+  watch(bia);
+  const { tableId } = await openTable(ana, bia, "yatzy", { card: "CLASSIC" });
+  let actions = 0;
+  let reconnected = false;
+  const shots = [];
+  for (;;) {
+    const page = await mover([ana, bia]);
+    if (!page) break;
+    // Roll once, keep the first two dice, roll again, then score the best preview.
+    await actAndWait(page, "[data-action=roll]");
+    await page.click("[data-die='0']");
+    await page.click("[data-die='1']");
+    await actAndWait(page, "[data-action=roll]");
+    const previews = page.locator("button[data-box]");
+    if ((await previews.count()) === 0) throw new Error("no score previews on the mover's card");
+    let best = 0;
+    let bestPoints = -1;
+    for (let i = 0; i < (await previews.count()); i++) {
+      const points = Number(await previews.nth(i).innerText());
+      if (points > bestPoints) [best, bestPoints] = [i, points];
+    }
+    if (actions === 6) shots.push(await shot(page, "yatzy-previews"));
+    await actAndWait(page, `button[data-box] >> nth=${best}`);
+    actions += 3;
+    if (!reconnected && actions >= 12 && page === bia) {
+      bia = await comeBack(b, bia, tableId, "Bia");
+      reconnected = true;
+    }
+  }
+  for (const page of [ana, bia]) await page.waitForSelector("#result", { timeout: STEP_MS });
+  shots.push(await shot(ana, "yatzy-ana-final"), await shot(bia, "yatzy-bia-final-phone"));
+  const result = await ana.locator("#result").innerText();
+  await a.close();
+  await b.close();
+  if (!reconnected) throw new Error("the reconnection never happened");
+  return { scenario: "yatzy", actions, reconnected, result: result.split("\n").slice(1, 3), screenshots: shots };
+}
+
+async function dudo(browser) {
+  const a = await browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true });
+  const b = await browser.newContext({ viewport: DESKTOP });
+  let ana = await newPage(a, base);
+  await guest(ana, "Ana");
+  let bia = await b.newPage();
+  watch(bia);
+  const { tableId } = await openTable(ana, bia, "dudo", { dice_per_player: 2 });
+  const shots = [];
+  // Ana plays assisted: the odds of the standing bid and of her own bid.
+  await actAndWait(ana, "[data-action=assist]");
+  let actions = 0;
+  let reconnected = false;
+  let oddsSeen = false;
+  for (;;) {
+    const page = await mover([ana, bia]);
+    if (!page) break;
+    if (page === ana) {
+      await ana.click("[data-action=odds]");
+      await ana.waitForSelector("output.odds", { timeout: STEP_MS });
+      oddsSeen = true;
+    }
+    if (await page.locator("[data-action=dudo]").count()) {
+      if (page === ana && actions > 2) shots.push(await shot(ana, `dudo-assisted-${actions}`));
+      await actAndWait(page, "[data-action=dudo]");
+    } else {
+      await actAndWait(page, "[data-action=bid]");
+    }
+    actions += 1;
+    if (!reconnected && actions >= 3 && page === ana) {
+      ana = await comeBack(a, ana, tableId, "Ana");
+      reconnected = true;
+    }
+  }
+  for (const page of [ana, bia]) await page.waitForSelector("#result", { timeout: STEP_MS });
+  shots.push(await shot(ana, "dudo-ana-final-phone"), await shot(bia, "dudo-bia-final"));
+  const result = await bia.locator("#result").innerText();
+  await a.close();
+  await b.close();
+  if (!reconnected) throw new Error("the reconnection never happened");
+  if (!oddsSeen) throw new Error("assisted mode never showed odds");
+  return { scenario: "dudo", actions, reconnected, result: result.split("\n").slice(1, 3), screenshots: shots };
+}
+
+const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
+let failed = false;
+try {
+  for (const name of scenarios) {
+    const started = Date.now();
+    const outcome = await { yatzy, dudo }[name](browser);
+    console.log(JSON.stringify({ ...outcome, seconds: (Date.now() - started) / 1000 }));
+  }
+} catch (error) {
+  failed = true;
+  console.error(error);
+} finally {
+  await browser.close();
+}
+if (foreign.length) {
+  console.error(`requests outside the gateway: ${JSON.stringify(foreign)}`);
+  failed = true;
+}
+process.exit(failed ? 1 : 0);
