@@ -1,0 +1,42 @@
+"""The reference web client played in headless Chromium (Debian's, driven by
+playwright-core from npm: clients/web/tests/browser.mjs). Two browser
+contexts play a complete Yatzy duel and a complete Dudo game by clicking, one
+of them closing its tab mid-match and coming back to its seat; every request
+the pages make goes to the gateway. Screenshots are kept in
+test-artifacts/browser/ (ignored by git)."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from tests.web import CHROMIUM, DIST, REPO, WEB, node, run, tool
+from tools.stack import Stack
+
+ARTIFACTS = REPO / "test-artifacts" / "browser"
+
+
+@pytest.mark.parametrize("scenario", ["yatzy", "dudo"])
+def test_two_browsers_play_to_the_end(stack: Stack, scenario: str) -> None:
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: run `make debian-tools` (Debian's chromium)")
+    if not (DIST / "index.html").exists():
+        pytest.fail(f"{DIST} has no site: run `make web`")
+    tool("tsc")  # the web client's node_modules, where playwright-core is
+    stack.service(scenario)
+    gateway = stack.gateway()
+    started = time.monotonic()
+    done = run([node(), "tests/browser.mjs", gateway, str(ARTIFACTS), scenario], cwd=WEB, timeout=600)
+    seconds = time.monotonic() - started
+    assert done.returncode == 0, done.stdout + done.stderr
+    outcome = json.loads(done.stdout.strip().splitlines()[-1])
+    assert outcome["scenario"] == scenario and outcome["reconnected"]
+    assert len(outcome["result"]) == 2, outcome  # both players placed
+    for path in outcome["screenshots"]:
+        assert (ARTIFACTS / path.rsplit("/", 1)[-1]).stat().st_size > 0
+    print(
+        f"\n{scenario} in the browser: {seconds:.1f} s wall, {outcome['actions']} actions;"
+        f" screenshots in {ARTIFACTS}"
+    )
