@@ -1,10 +1,12 @@
 // The reference web client in a real browser (Debian's headless chromium,
 // driven by playwright-core): two browser contexts play a complete Yatzy duel
-// and a complete Dudo game by clicking, one of them closing its tab mid-match
-// and coming back to its seat. Every request the pages make must go to the
-// gateway. Screenshots go to ARTIFACTS. Run by tests/web/test_browser.py:
+// (watched by a third, a spectator) and a complete Dudo game by clicking, one
+// of them closing its tab mid-match and coming back to its seat; one player
+// plays Bozó (with the cup, "cantar embaixo"), Bozu Mekuri and Dominó (with
+// CPUs) to the end. Every request the pages make must go to the gateway.
+// Screenshots go to ARTIFACTS. Run by tests/web/test_browser.py:
 //
-//   node tests/browser.mjs <gateway URL> <artifacts dir> [yatzy|dudo ...]
+//   node tests/browser.mjs <gateway URL> <artifacts dir> [yatzy|dudo|bozo|bozu_mekuri|domino ...]
 //
 // Prints one JSON line per scenario; exits non-zero on the first failure.
 import { mkdirSync } from "node:fs";
@@ -115,6 +117,10 @@ async function yatzy(browser) {
   let bia = await b.newPage();
   watch(bia);
   const { tableId } = await openTable(ana, bia, "yatzy", { card: "CLASSIC" });
+  const c = await browser.newContext({ viewport: DESKTOP });
+  const cai = await newPage(c, `${base}/?table=${tableId}`);
+  await guest(cai, "Cai");
+  await cai.waitForSelector(".turn:has-text('Watching')", { timeout: STEP_MS });
   let actions = 0;
   let reconnected = false;
   const shots = [];
@@ -142,11 +148,12 @@ async function yatzy(browser) {
       reconnected = true;
     }
   }
-  for (const page of [ana, bia]) await page.waitForSelector("#result", { timeout: STEP_MS });
-  shots.push(await shot(ana, "yatzy-ana-final"), await shot(bia, "yatzy-bia-final-phone"));
+  for (const page of [ana, bia, cai]) await page.waitForSelector("#result", { timeout: STEP_MS });
+  shots.push(await shot(ana, "yatzy-ana-final"), await shot(bia, "yatzy-bia-final-phone"), await shot(cai, "yatzy-spectator"));
   const result = await ana.locator("#result").innerText();
   await a.close();
   await b.close();
+  await c.close();
   if (!reconnected) throw new Error("the reconnection never happened");
   return { scenario: "yatzy", actions, reconnected, result: result.split("\n").slice(1, 3), screenshots: shots };
 }
@@ -195,12 +202,76 @@ async function dudo(browser) {
   return { scenario: "dudo", actions, reconnected, result: result.split("\n").slice(1, 3), screenshots: shots };
 }
 
+/** One player against the game's CPUs (or alone): open a table, start it,
+ * and on each turn click what `choose` picks, until the result shows. */
+async function solo(browser, game, seats, cpuSeats, options, choose, check) {
+  const context = await browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true });
+  const page = await newPage(context, base);
+  await guest(page, "Ana");
+  await page.selectOption("#game", game);
+  if (seats === 1) await page.selectOption("#mode", "solo");
+  await page.selectOption("#seats", String(seats));
+  if (options) await page.fill("#options", JSON.stringify(options));
+  if (cpuSeats.length) await page.fill("#cpu-seats", cpuSeats.join(" "));
+  await page.click("[data-action=create]");
+  await page.waitForSelector("[data-action=start]:not([disabled])", { timeout: STEP_MS });
+  await page.click("[data-action=start]");
+  await page.waitForSelector(".match", { timeout: STEP_MS });
+  const seen = new Set();
+  const shots = [];
+  let actions = 0;
+  for (;;) {
+    const mine = await mover([page]);
+    if (!mine) break;
+    const selector = await choose(page, actions);
+    await actAndWait(page, selector);
+    actions += 1;
+    for (const found of await check(page)) {
+      if (!seen.has(found)) {
+        seen.add(found);
+        shots.push(await shot(page, `${game}-${found}`));
+      }
+    }
+  }
+  shots.push(await shot(page, `${game}-final-phone`));
+  const result = await page.locator("#result").innerText();
+  await context.close();
+  return { scenario: game, actions, seen: [...seen], result: result.split("\n").slice(1, 3), screenshots: shots };
+}
+
+/** Bozó alone: each turn thrown with the cup, declared alternately "cantar
+ * embaixo" and "por cima", then the best preview scored; the conversions
+ * (e.g. "6 → 1") must show. */
+async function bozo(browser) {
+  let declared = 0;
+  const outcome = await solo(browser, "bozo", 1, [], null, async (page) => {
+    if (await page.locator("[data-action=bottom]").count()) return declared++ % 2 ? "[data-action=top]" : "[data-action=bottom]";
+    if (await page.locator("[data-action=cup]:not([disabled])").count() && !(await page.locator("button[data-box]").count())) return "[data-action=cup]";
+    return "button[data-box] >> nth=0";
+  }, async (page) => ((await page.locator(".conversion").count()) ? ["embaixo"] : []));
+  const text = outcome.seen.includes("embaixo");
+  if (!text) throw new Error("no 'cantar embaixo' conversion was shown");
+  return outcome;
+}
+
+/** Bozu Mekuri against a CPU: flip until the deck runs out; the poets' names show. */
+async function bozuMekuri(browser) {
+  return solo(browser, "bozu_mekuri", 2, [1], null, async (page) => "[data-action=flip]",
+    async (page) => ((await page.locator(".flipped .card").count()) ? ["poet"] : []));
+}
+
+/** Dominó with three CPUs: lay the first tile that fits, until a team wins. */
+async function domino(browser) {
+  return solo(browser, "domino", 4, [1, 2, 3], null, async (page) => "[data-tile] >> nth=0",
+    async (page) => ((await page.locator(".ends", { hasText: "open ends" }).count()) ? ["line"] : []));
+}
+
 const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
 let failed = false;
 try {
   for (const name of scenarios) {
     const started = Date.now();
-    const outcome = await { yatzy, dudo }[name](browser);
+    const outcome = await { yatzy, dudo, bozo, bozu_mekuri: bozuMekuri, domino }[name](browser);
     console.log(JSON.stringify({ ...outcome, seconds: (Date.now() - started) / 1000 }));
   }
 } catch (error) {

@@ -13,7 +13,7 @@ const tile = (t: Tile | undefined) => (t ? `[${t.a}|${t.b}]` : "[?]");
 export function domino(board: Board): HTMLElement {
   const view = viewOf<View>(board.snapshot, "domino");
   if (!view) return h("p", {}, "…");
-  const line = [...view.line].sort((x, y) => x.order - y.order);
+  const line = view.line; // left to right as it lies
   const ends = view.left_end === undefined ? "no tile laid yet" : `open ends: ${view.left_end} (left) and ${view.right_end ?? "?"} (right)`;
   const playable = new Map(view.playable.map((p) => [tile(p.tile), p]));
   const hand = h("div", { class: "hand", "aria-label": "your tiles" }, view.hand.map((t) => {
