@@ -1,8 +1,9 @@
 """The reference web client played in headless Chromium (Debian's, driven by
 playwright-core from npm: clients/web/tests/browser.mjs). Two browser
 contexts play a complete Yatzy duel and a complete Dudo game by clicking, one
-of them closing its tab mid-match and coming back to its seat; every request
-the pages make goes to the gateway. Screenshots are kept in
+of them closing its tab mid-match and coming back to its seat; the other
+games are played to the end, and a Bozó duel found by matchmaking; every
+request the pages make goes to the gateway. Screenshots are kept in
 test-artifacts/browser/ (ignored by git)."""
 
 from __future__ import annotations
@@ -19,15 +20,16 @@ ARTIFACTS = REPO / "test-artifacts" / "browser"
 
 
 # Yatzy and Dudo: two players; the others: one player (Bozó's solo, CPUs in
-# Bozu Mekuri and Dominó), checking each game's own information is shown.
-@pytest.mark.parametrize("scenario", ["yatzy", "dudo", "bozo", "bozu_mekuri", "domino"])
+# Bozu Mekuri and Dominó), checking each game's own information is shown;
+# then accounts and matchmaking.
+@pytest.mark.parametrize("scenario", ["yatzy", "dudo", "bozo", "bozu_mekuri", "domino", "matchmaking"])
 def test_two_browsers_play_to_the_end(stack: Stack, scenario: str) -> None:
     if not CHROMIUM.exists():
         pytest.fail(f"{CHROMIUM} is missing: run `make debian-tools` (Debian's chromium)")
     if not (DIST / "index.html").exists():
         pytest.fail(f"{DIST} has no site: run `make web`")
     tool("tsc")  # the web client's node_modules, where playwright-core is
-    stack.service(scenario)
+    stack.service("bozo" if scenario == "matchmaking" else scenario)
     gateway = stack.gateway()
     started = time.monotonic()
     done = run([node(), "tests/browser.mjs", gateway, str(ARTIFACTS), scenario], cwd=WEB, timeout=600)
@@ -35,12 +37,15 @@ def test_two_browsers_play_to_the_end(stack: Stack, scenario: str) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     outcome = json.loads(done.stdout.strip().splitlines()[-1])
     assert outcome["scenario"] == scenario
-    assert outcome["result"][0].startswith("1. "), outcome  # the placings shown
+    if scenario == "matchmaking":
+        assert outcome["table"], outcome  # both players at one table
+    else:
+        assert outcome["result"][0].startswith("1. "), outcome  # the placings shown
     if scenario in ("yatzy", "dudo"):
         assert outcome["reconnected"] and len(outcome["result"]) == 2, outcome
     for path in outcome["screenshots"]:
         assert (ARTIFACTS / path.rsplit("/", 1)[-1]).stat().st_size > 0
     print(
-        f"\n{scenario} in the browser: {seconds:.1f} s wall, {outcome['actions']} actions;"
+        f"\n{scenario} in the browser: {seconds:.1f} s wall, {outcome.get('actions', 0)} actions;"
         f" screenshots in {ARTIFACTS}"
     )

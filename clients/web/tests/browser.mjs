@@ -3,10 +3,11 @@
 // (watched by a third, a spectator) and a complete Dudo game by clicking, one
 // of them closing its tab mid-match and coming back to its seat; one player
 // plays Bozó (with the cup, "cantar embaixo"), Bozu Mekuri and Dominó (with
-// CPUs) to the end. Every request the pages make must go to the gateway.
+// CPUs) to the end; a player signs up, logs out and in, and two find a Bozó
+// duel by matchmaking. Every request the pages make must go to the gateway.
 // Screenshots go to ARTIFACTS. Run by tests/web/test_browser.py:
 //
-//   node tests/browser.mjs <gateway URL> <artifacts dir> [yatzy|dudo|bozo|bozu_mekuri|domino ...]
+//   node tests/browser.mjs <gateway URL> <artifacts dir> [yatzy|dudo|bozo|bozu_mekuri|domino|matchmaking ...]
 //
 // Prints one JSON line per scenario; exits non-zero on the first failure.
 import { mkdirSync } from "node:fs";
@@ -266,12 +267,48 @@ async function domino(browser) {
     async (page) => ((await page.locator(".ends", { hasText: "open ends" }).count()) ? ["line"] : []));
 }
 
+/** Sign up, log out, log in again; then two players find a Bozó duel by
+ * matchmaking and both land at the started table. */
+async function matchmaking(browser) {
+  const a = await browser.newContext({ viewport: DESKTOP });
+  const b = await browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true });
+  const ana = await newPage(a, base);
+  const username = `ana${Date.now().toString(36)}`;
+  await ana.fill("#username", username);
+  await ana.fill("#password", "correct horse battery");
+  await ana.click("[data-action=signup]");
+  await ana.waitForSelector("#game", { timeout: STEP_MS });
+  await ana.click("#logout");
+  await ana.fill("#username", username);
+  await ana.fill("#password", "correct horse battery");
+  await ana.click("[data-action=login]");
+  await ana.waitForSelector("#game", { timeout: STEP_MS });
+  const who = await ana.locator("#who").innerText();
+  if (who !== username) throw new Error(`logged in as "${who}", not ${username}`);
+  const bia = await newPage(b, base);
+  await guest(bia, "Bia");
+  for (const page of [ana, bia]) {
+    await page.waitForSelector("#game", { timeout: STEP_MS });
+    await page.selectOption("#game", "bozo");
+    await page.selectOption("#mode", "duel");
+    await page.click("[data-action=find]");
+  }
+  const seen = await ana.locator("#ticket-state").innerText({ timeout: STEP_MS }).catch(() => "matched at once");
+  for (const page of [ana, bia]) await page.waitForSelector(".match", { timeout: 60_000 });
+  const tables = await Promise.all([ana, bia].map((page) => new URL(page.url()).searchParams.get("table")));
+  if (!tables[0] || tables[0] !== tables[1]) throw new Error(`matched to different tables: ${tables}`);
+  const shots = [await shot(bia, "matchmaking-matched-phone")];
+  await a.close();
+  await b.close();
+  return { scenario: "matchmaking", queue: seen, table: tables[0], screenshots: shots };
+}
+
 const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
 let failed = false;
 try {
   for (const name of scenarios) {
     const started = Date.now();
-    const outcome = await { yatzy, dudo, bozo, bozu_mekuri: bozuMekuri, domino }[name](browser);
+    const outcome = await { yatzy, dudo, bozo, bozu_mekuri: bozuMekuri, domino, matchmaking }[name](browser);
     console.log(JSON.stringify({ ...outcome, seconds: (Date.now() - started) / 1000 }));
   }
 } catch (error) {
