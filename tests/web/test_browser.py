@@ -1,7 +1,8 @@
 """The reference web client played in headless Chromium (Debian's, driven by
 playwright-core from npm: clients/web/tests/browser.mjs). Two browser
 contexts play a complete Yatzy duel and a complete Dudo game by clicking, one
-of them closing its tab mid-match and coming back to its seat; the other
+of them closing its tab mid-match and coming back to its seat (and, in Dudo,
+the other's feed cut as a draining replica would, then resumed); the other
 games are played to the end, and a Bozó duel found by matchmaking; every
 request the pages make goes to the gateway. Screenshots are kept in
 test-artifacts/browser/ (ignored by git)."""
@@ -43,6 +44,8 @@ def test_two_browsers_play_to_the_end(stack: Stack, scenario: str) -> None:
         assert outcome["result"][0].startswith("1. "), outcome  # the placings shown
     if scenario in ("yatzy", "dudo"):
         assert outcome["reconnected"] and len(outcome["result"]) == 2, outcome
+    if scenario == "dudo":  # a feed cut mid-match resumed after the last event it had
+        assert outcome["resumedFrom"] > 0, outcome
     for path in outcome["screenshots"]:
         assert (ARTIFACTS / path.rsplit("/", 1)[-1]).stat().st_size > 0
     print(

@@ -87,6 +87,37 @@ async function openTable(host, other, game, options) {
   return { link, tableId };
 }
 
+/** Route the page's table feeds through the test: their hellos are kept,
+ * and `cut` closes the newest as a draining replica does (1012). */
+async function proxyFeeds(page) {
+  const feeds = [];
+  await page.routeWebSocket(/\/v1\/tables\/[^/]+\/events$/, (socket) => {
+    const server = socket.connectToServer();
+    const feed = { hellos: [], cut: () => { socket.close({ code: 1012, reason: "draining" }); server.close(); } };
+    socket.onMessage((message) => {
+      feed.hellos.push(JSON.parse(String(message)));
+      server.send(message);
+    });
+    feeds.push(feed);
+  });
+  return feeds;
+}
+
+/** Cut the page's feed; it must connect again and resume after the last event it had. */
+async function cutAndResume(page, feeds) {
+  const before = feeds.length;
+  feeds[before - 1].cut();
+  const deadline = Date.now() + STEP_MS;
+  while (!(feeds.length > before && feeds[before].hellos.length)) {
+    if (Date.now() > deadline) throw new Error("the feed did not reconnect after it was cut");
+    await page.waitForTimeout(50);
+  }
+  const resumedFrom = feeds[before].hellos[0].after_event_id;
+  if (!(resumedFrom > 0)) throw new Error(`the feed started over (after_event_id ${resumedFrom}) instead of resuming`);
+  await page.waitForSelector("#status:has-text('Reconnected')", { timeout: STEP_MS });
+  return resumedFrom;
+}
+
 /** Whose turn it is: the page whose turn line says so (waits for one). */
 async function mover(pages) {
   const deadline = Date.now() + STEP_MS;
@@ -166,6 +197,9 @@ async function dudo(browser) {
   await guest(ana, "Ana");
   let bia = await b.newPage();
   watch(bia);
+  // Bia's table feed goes through a route that can cut it, as a network drop
+  // or a draining replica would: her page must reconnect and resume.
+  const feeds = await proxyFeeds(bia);
   const { tableId } = await openTable(ana, bia, "dudo", { dice_per_player: 2 });
   const shots = [];
   // Ana plays assisted: the odds of the standing bid and of her own bid.
@@ -173,6 +207,7 @@ async function dudo(browser) {
   let actions = 0;
   let reconnected = false;
   let oddsSeen = false;
+  let resumedFrom = 0;
   for (;;) {
     const page = await mover([ana, bia]);
     if (!page) break;
@@ -188,6 +223,7 @@ async function dudo(browser) {
       await actAndWait(page, "[data-action=bid]");
     }
     actions += 1;
+    if (actions === 2) resumedFrom = await cutAndResume(bia, feeds);
     if (!reconnected && actions >= 3 && page === ana) {
       ana = await comeBack(a, ana, tableId, "Ana");
       reconnected = true;
@@ -200,7 +236,8 @@ async function dudo(browser) {
   await b.close();
   if (!reconnected) throw new Error("the reconnection never happened");
   if (!oddsSeen) throw new Error("assisted mode never showed odds");
-  return { scenario: "dudo", actions, reconnected, result: result.split("\n").slice(1, 3), screenshots: shots };
+  if (!resumedFrom) throw new Error("the feed was never cut and resumed");
+  return { scenario: "dudo", actions, reconnected, resumedFrom, result: result.split("\n").slice(1, 3), screenshots: shots };
 }
 
 /** One player against the game's CPUs (or alone): open a table, start it,

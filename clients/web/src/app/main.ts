@@ -347,7 +347,8 @@ class TableView {
     const order = snapshot.seats.map((_, seat) => seat).sort((a, b) => (result?.ranks[a] ?? 0) - (result?.ranks[b] ?? 0));
     return h("section", { class: "result", id: "result" },
       h("h3", {}, "Match over"),
-      h("ol", {}, order.map((seat) => h("li", {}, `${result?.ranks[seat] ?? "?"}. ${this.name(seat)}: ${result?.scores[seat] ?? ""}`))),
+      h("ol", {}, order.map((seat) => h("li", {}, `${result?.ranks[seat] ?? "?"}. ${this.name(seat)}`,
+        result?.scores[seat] === undefined ? "" : `: ${result.scores[seat]}`))),
       h("p", { class: "muted" }, `Seed ${snapshot.fairness?.seed ?? ""} (SHA-256 ${snapshot.fairness?.seed_sha256 ?? ""})`));
   }
 }
