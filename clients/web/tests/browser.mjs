@@ -131,11 +131,22 @@ async function mover(pages) {
   throw new Error("nobody's turn came");
 }
 
-/** Close the tab of `context`'s page and open the table again in a new one. */
+/** Close the tab of `context`'s page and open the table again in a new one
+ * (with its stored access token expired meanwhile). */
 async function comeBack(context, page, tableId, seatName) {
+  // Meanwhile the access token has expired: the page must refresh its session.
+  const used = await page.evaluate(() => {
+    const session = JSON.parse(localStorage.getItem("rodada.session"));
+    localStorage.setItem("rodada.session", JSON.stringify({ ...session, access_token: "expired" }));
+    return session.refresh_token;
+  });
   await page.close();
   const again = await newPage(context, `${base}/?table=${tableId}`);
   await again.waitForSelector(".match", { timeout: STEP_MS });
+  const refreshed = await again.evaluate(() => JSON.parse(localStorage.getItem("rodada.session")));
+  if (refreshed.refresh_token === used || refreshed.access_token === "expired") {
+    throw new Error("the expired session was not refreshed");
+  }
   const mine = await again.locator(".scores li", { hasText: "(you)" }).innerText();
   if (!mine.startsWith(seatName)) throw new Error(`came back to "${mine}", not ${seatName}'s seat`);
   return again;

@@ -61,8 +61,9 @@ export class Client {
     private readonly store: SessionStore = new MemoryStore(),
   ) {
     this.session = store.load();
-    // A stored session's age is unknown: refresh before its first use.
-    this.expiresAt = this.session ? 0 : Infinity;
+    // A stored session's age is unknown: use its access token until it is
+    // refused (a 401 refreshes it), rather than refreshing on every page load.
+    this.expiresAt = Infinity;
   }
 
   get user(): User | null {
@@ -105,10 +106,20 @@ export class Client {
     return this.session.access_token;
   }
 
-  /** A new session for the refresh token (each works once: concurrent callers share one refresh). */
+  /**
+   * A new session for the refresh token. Each refresh token works once, so
+   * concurrent callers share one refresh, and a session another tab already
+   * refreshed (the store holds a newer one) is adopted instead.
+   */
   refresh(): Promise<Session> {
     if (!this.refreshing) {
       const refreshToken = this.session?.refresh_token;
+      const stored = this.store.load();
+      if (stored && refreshToken && stored.refresh_token !== refreshToken) {
+        this.session = stored;
+        this.expiresAt = Infinity;
+        return Promise.resolve(stored);
+      }
       this.refreshing = (async () => {
         try {
           if (!refreshToken) throw new ApiRefused(401, "unauthenticated", "not logged in");

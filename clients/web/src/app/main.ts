@@ -201,7 +201,7 @@ class TableView {
   private readonly log: string[] = [];
   private readonly memo: Record<string, unknown> = {};
   private readonly feed: TableFeed;
-  private busy = false;
+  private sentAt: number | null = null;
   private pending: ReturnType<typeof setTimeout> | null = null;
 
   constructor(readonly tableId: string) {
@@ -257,18 +257,19 @@ class TableView {
     return fromMatch || this.table?.players[seat]?.name || `seat ${seat}`;
   }
 
+  /** One action on the version shown; a second click on the same version
+   * is ignored (the feed may show the next version before the reply comes). */
   private act(action: Action): void {
     const snapshot = this.snapshot;
-    if (!snapshot || this.busy) return;
-    this.busy = true;
+    if (!snapshot || this.sentAt === snapshot.version) return;
+    this.sentAt = snapshot.version;
     client.act(this.tableId, snapshot.version, action).then(
       (next) => {
-        this.busy = false;
         say("");
         this.onSnapshot(next);
       },
       (error: unknown) => {
-        this.busy = false;
+        if (this.sentAt === snapshot.version) this.sentAt = null;
         failed(error);
         this.draw();
       },
