@@ -4,7 +4,8 @@
 // of them closing its tab mid-match and coming back to its seat; one player
 // plays Bozó (with the cup, "cantar embaixo"), Bozu Mekuri and Dominó (with
 // CPUs) to the end; a player signs up, logs out and in, and two find a Bozó
-// duel by matchmaking. Every request the pages make must go to the gateway.
+// duel by matchmaking. Half the single player's moves are made from the
+// keyboard, and a phone-sized page must not scroll sideways. Every request the pages make must go to the gateway.
 // Screenshots go to ARTIFACTS. Run by tests/web/test_browser.py:
 //
 //   node tests/browser.mjs <gateway URL> <artifacts dir> [yatzy|dudo|bozo|bozu_mekuri|domino|matchmaking ...]
@@ -60,10 +61,16 @@ async function version(page) {
   return value === null ? 0 : Number(value);
 }
 
-/** Click and wait until the page's match version moves past `before`. */
-async function actAndWait(page, selector) {
+/** Click (or with `keyboard`, focus and press Enter) and wait until the
+ * page's match version moves past the one it showed. */
+async function actAndWait(page, selector, keyboard = false) {
   const before = await version(page);
-  await page.click(selector);
+  if (keyboard) {
+    await page.focus(selector);
+    await page.keyboard.press("Enter");
+  } else {
+    await page.click(selector);
+  }
   await page.waitForFunction(
     (v) => Number(document.querySelector(".match")?.getAttribute("data-version") ?? 0) > v,
     before,
@@ -273,7 +280,7 @@ async function solo(browser, game, seats, cpuSeats, options, choose, check) {
     const mine = await mover([page]);
     if (!mine) break;
     const selector = await choose(page, actions);
-    await actAndWait(page, selector);
+    await actAndWait(page, selector, actions % 2 === 0); // every other move from the keyboard
     actions += 1;
     for (const found of await check(page)) {
       if (!seen.has(found)) {
@@ -283,6 +290,8 @@ async function solo(browser, game, seats, cpuSeats, options, choose, check) {
     }
   }
   shots.push(await shot(page, `${game}-final-phone`));
+  const width = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
+  if (width[0] > width[1]) throw new Error(`the page is ${width[0]} px wide on a ${width[1]} px phone`);
   const result = await page.locator("#result").innerText();
   await context.close();
   return { scenario: game, actions, seen: [...seen], result: result.split("\n").slice(1, 3), screenshots: shots };
