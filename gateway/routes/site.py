@@ -52,12 +52,17 @@ def render(name: str) -> str:
 
 @router.get("/rules/", response_class=HTMLResponse)
 async def rules_index() -> str:
-    return render("")
+    return rules_page_html("")
 
 
 @router.get("/rules/{name}", response_class=HTMLResponse)
 async def rules_page(name: str) -> str:
     """One game's rules (``/rules/dudo``), or the fairness page."""
+    return rules_page_html(name)
+
+
+def rules_page_html(name: str) -> str:
+    # (An image built without docs/ has no pages: every one is then a 404.)
     if name not in PAGES or not PAGES[name].is_file():
         raise not_found("no_such_page", f"no rules page {html.escape(name)!r}; see /rules/")
     return render(name)

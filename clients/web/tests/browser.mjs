@@ -5,8 +5,9 @@
 // plays Bozó (with the cup, "cantar embaixo"), Bozu Mekuri and Dominó (with
 // CPUs) to the end; a player signs up, logs out and in, and two find a Bozó
 // duel by matchmaking. Half the single player's moves are made from the
-// keyboard, and a phone-sized page must not scroll sideways. Every request the pages make must go to the gateway.
-// Screenshots go to ARTIFACTS. Run by tests/web/test_browser.py:
+// keyboard, and a phone-sized page must not scroll sideways. Every request
+// the pages make must go to the gateway. Screenshots go to ARTIFACTS. Run
+// by tests/web/test_browser.py:
 //
 //   node tests/browser.mjs <gateway URL> <artifacts dir> [yatzy|dudo|bozo|bozu_mekuri|domino|matchmaking ...]
 //
