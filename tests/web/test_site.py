@@ -50,3 +50,19 @@ def test_the_rules_are_served_as_html(gateway: str, page: str) -> None:
 def test_an_unknown_rules_page_is_a_clear_404(gateway: str) -> None:
     reply = httpx.get(f"{gateway}/rules/chess", timeout=10)
     assert reply.status_code == 404 and reply.json()["error"]["code"] == "no_such_page"
+
+
+def test_the_sites_rules_links_resolve(gateway: str) -> None:
+    """Every rules page the web client links to is served."""
+    script = (DIST / "app.js").read_text(encoding="utf-8")
+    links = set(re.findall(r'"(/rules/[a-z-]*)"', script))
+    assert {
+        "/rules/",
+        "/rules/yatzy",
+        "/rules/dudo",
+        "/rules/bozo",
+        "/rules/domino",
+        "/rules/bozu-mekuri",
+    } <= links
+    for link in links:
+        assert httpx.get(f"{gateway}{link}", timeout=10).status_code == 200, link
