@@ -305,12 +305,25 @@ class TableView {
           !mine && !p.user_id && !p.cpu && table.open ? button("Sit here", () => void client.sit(table.id, seat).catch(failed)) : null))),
       link ? h("p", {}, "Invite link: ", h("input", { readonly: true, value: link, size: 40, id: "invite-link" }), " ",
         button("Copy", () => void navigator.clipboard?.writeText(link).then(() => say("Invite link copied.")), { "data-action": "copy-invite" })) : null,
-      host && table.status === "open" && !link && seated < table.seats
-        ? button("New invite", () => void client.invite(table.id).then(() => client.table(table.id)).then((t) => { this.table = t; this.draw(); }, failed), { "data-action": "invite" })
+      // The host's other invites (e.g. one per team in Bozó duplas), and new ones.
+      host ? h("ul", { class: "invites" }, table.invites.filter((i) => i.code !== table.invite_code).map((i) =>
+        h("li", {}, `${i.team ? `${i.team} seat: ` : ""}${location.origin}/?invite=${i.code} `,
+          button("Revoke", () => void client.revokeInvite(table.id, i.code).then(() => this.reload(), failed))))) : null,
+      host && table.status === "open" && seated < table.seats
+        ? (table.teams.length ? table.teams.map((t) => t.name) : [""]).map((team) =>
+            button(team ? `New invite for ${team}` : "New invite", () => void client.invite(table.id, team || undefined).then(() => this.reload(), failed),
+              { "data-action": "invite" }))
         : null,
       host ? button("Start", () => void client.start(table.id).then((s) => this.onSnapshot(s), failed),
         { "data-action": "start", disabled: seated < table.seats }) : null,
       mine ? button("Leave", () => void client.leave(table.id).then(() => { this.close(); setUrl({}); lobbyScreen(); }, failed), { "data-action": "leave" }) : null);
+  }
+
+  private reload(): void {
+    client.table(this.tableId).then((table) => {
+      this.table = table;
+      this.draw();
+    }, failed);
   }
 
   private match(snapshot: Snapshot): HTMLElement {
