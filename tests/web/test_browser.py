@@ -9,11 +9,15 @@ test-artifacts/browser/ (ignored by git)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 
 import pytest
+from redis.asyncio import Redis
 
+from services.kit import keys
+from tests.integration.time_travel import rewind_idle
 from tests.web import CHROMIUM, DIST, REPO, WEB, node, run, tool
 from tools.stack import Stack
 
@@ -52,3 +56,50 @@ def test_two_browsers_play_to_the_end(stack: Stack, scenario: str) -> None:
         f"\n{scenario} in the browser: {seconds:.1f} s wall, {outcome.get('actions', 0)} actions;"
         f" screenshots in {ARTIFACTS}"
     )
+
+
+async def test_an_idle_seat_is_claimed_from_the_browser(stack: Stack) -> None:
+    """Dudo: the seat to act does nothing; once its time has run out (made
+    so here, not waited for) the table's feed says so and the other player's
+    page offers the claim, which removes the idle seat and ends the match."""
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: run `make debian-tools` (Debian's chromium)")
+    stack.service("dudo")
+    gateway = stack.gateway()
+    browser = await asyncio.create_subprocess_exec(
+        node(),
+        "tests/browser.mjs",
+        gateway,
+        str(ARTIFACTS),
+        "claim",
+        cwd=WEB,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert browser.stdout is not None and browser.stdin is not None
+        line = await asyncio.wait_for(browser.stdout.readline(), 120)
+        assert line, (await browser.stderr.read()).decode() if browser.stderr else "no output"
+        waiting = json.loads(line)
+        redis = Redis.from_url(stack.redis_url, decode_responses=True)
+        try:
+            await rewind_idle(redis, waiting["waiting"], 121)
+            # The deadline set at that version is due now, as far as the clocks know.
+            member = keys.clock_member(waiting["waiting"], waiting["version"])
+            group = keys.clocks("dudo", keys.group(waiting["waiting"]))
+            await redis.zadd(group, {member: time.time() - 1})
+        finally:
+            await redis.aclose()
+        browser.stdin.write(b"go\n")
+        await browser.stdin.drain()
+        out, err = await asyncio.wait_for(browser.communicate(), 180)
+    finally:
+        if browser.returncode is None:
+            browser.kill()
+            await browser.wait()
+    assert browser.returncode == 0, (out + err).decode()
+    outcome = json.loads(out.decode().strip().splitlines()[-1])
+    assert outcome["scenario"] == "claim"
+    # The claimer is left alone in the match: first.
+    assert outcome["result"][0] == f"1. {outcome['claimedBy']}", outcome

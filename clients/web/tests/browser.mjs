@@ -9,11 +9,12 @@
 // the pages make must go to the gateway. Screenshots go to ARTIFACTS. Run
 // by tests/web/test_browser.py:
 //
-//   node tests/browser.mjs <gateway URL> <artifacts dir> [yatzy|dudo|bozo|bozu_mekuri|domino|matchmaking ...]
+//   node tests/browser.mjs <gateway URL> <artifacts dir> [yatzy|dudo|bozo|bozu_mekuri|domino|matchmaking|claim ...]
 //
 // Prints one JSON line per scenario; exits non-zero on the first failure.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 import { chromium } from "playwright-core";
 
 const [base, artifacts, ...wanted] = process.argv.slice(2);
@@ -361,12 +362,38 @@ async function matchmaking(browser) {
   return { scenario: "matchmaking", queue: seen, table: tables[0], screenshots: shots };
 }
 
+/** A seat idle past its time is claimed against from the browser: the test
+ * prints the table and waits (on stdin) while pytest makes the idle seat's
+ * time run out; the other player's page then offers the claim. */
+async function claim(browser) {
+  const a = await browser.newContext({ viewport: DESKTOP });
+  const b = await browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true });
+  const ana = await newPage(a, base);
+  await guest(ana, "Ana");
+  const bia = await b.newPage();
+  watch(bia);
+  const { tableId } = await openTable(ana, bia, "dudo", {});
+  const idle = await mover([ana, bia]);
+  const other = idle === ana ? bia : ana;
+  console.log(JSON.stringify({ waiting: tableId, version: await version(idle) }));
+  await new Promise((resolve) => createInterface({ input: process.stdin }).once("line", resolve));
+  await other.waitForSelector("[data-action=claim]", { timeout: 60_000 });
+  const shots = [await shot(other, "claim-offered")];
+  await other.click("[data-action=claim]");
+  for (const page of [ana, bia]) await page.waitForSelector("#result", { timeout: STEP_MS });
+  shots.push(await shot(idle, "claim-removed"));
+  const result = await other.locator("#result").innerText();
+  await a.close();
+  await b.close();
+  return { scenario: "claim", claimedBy: other === ana ? "Ana" : "Bia", result: result.split("\n").slice(1, 3), screenshots: shots };
+}
+
 const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
 let failed = false;
 try {
   for (const name of scenarios) {
     const started = Date.now();
-    const outcome = await { yatzy, dudo, bozo, bozu_mekuri: bozuMekuri, domino, matchmaking }[name](browser);
+    const outcome = await { yatzy, dudo, bozo, bozu_mekuri: bozuMekuri, domino, matchmaking, claim }[name](browser);
     console.log(JSON.stringify({ ...outcome, seconds: (Date.now() - started) / 1000 }));
   }
 } catch (error) {

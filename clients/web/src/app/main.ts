@@ -202,6 +202,8 @@ class TableView {
   private readonly memo: Record<string, unknown> = {};
   private readonly feed: TableFeed;
   private sentAt: number | null = null;
+  /** The version at which the seat to act was told inactive (claims open). */
+  private inactiveAt: number | null = null;
   private pending: ReturnType<typeof setTimeout> | null = null;
 
   constructor(readonly tableId: string) {
@@ -232,6 +234,7 @@ class TableView {
 
   private onEvent(event: MatchEvent): void {
     if ("table" in event && event.table.table) this.table = event.table.table;
+    if ("notice" in event && event.notice.kind === "NOTICE_KIND_INACTIVE") this.inactiveAt = event.version;
     this.log.unshift(describeEvent(event, (seat) => this.name(seat)));
     this.log.length = Math.min(this.log.length, 40);
     this.soon();
@@ -344,9 +347,17 @@ class TableView {
     const scores = h("ul", { class: "scores" }, snapshot.seats.map((_, seat) =>
       h("li", { class: snapshot.to_act.includes(seat) ? "to-act" : "" },
         `${this.name(seat)}${seat === snapshot.seat ? " (you)" : ""}: ${snapshot.scores[seat] ?? 0}`)));
-    const idle = !over && snapshot.idle_since > 0 && snapshot.seat >= 0 && !board.myTurn;
+    // Past the turn's deadline (the feed's "inactive" notice redraws the page
+    // then), the others may claim where the game lets them (the game refuses
+    // a partner's claim with its reason).
+    const game = games.find((g) => g.name === snapshot.game);
+    const late = this.inactiveAt === snapshot.version || (snapshot.deadline_at > 0 && Date.now() / 1000 >= snapshot.deadline_at);
+    const idle = !over && late && snapshot.seat >= 0 && !board.myTurn && game?.claims !== "CLAIM_POLICY_NOBODY";
+    const clock = !over && snapshot.deadline_at > 0
+      ? h("span", { class: "muted" }, late ? " · out of time" : ` · to act by ${new Date(snapshot.deadline_at * 1000).toLocaleTimeString()}`)
+      : null;
     return h("section", { class: "card match", "data-version": snapshot.version },
-      h("p", { class: "turn", "aria-live": "polite", "data-turn": board.myTurn ? "mine" : "other" }, turn),
+      h("p", { class: "turn", "aria-live": "polite", "data-turn": board.myTurn ? "mine" : "other" }, turn, clock),
       scores,
       render ? render(board) : h("pre", {}, JSON.stringify(snapshot.view, null, 1)),
       over ? this.result(snapshot) : null,
