@@ -23,9 +23,19 @@ BENCH_NODE := bench/reference/node_modules/.installed bench/rodada/node_modules/
 # generated Java compiles against (tests/protos), one protobuf version (3.21)
 # for both; jq for the README's grpcurl walkthrough (tests/integration).
 DEBIAN_PACKAGES := protobuf-compiler protobuf-compiler-grpc-java-plugin libprotobuf-java libgrpc-java \
-	libgeronimo-annotation-1.3-spec-java default-jdk-headless jq
+	libgeronimo-annotation-1.3-spec-java default-jdk-headless jq chromium
+# The web client (clients/web, its own package.json: openapi-typescript wants
+# TypeScript 5, buf's tools 7): its types generated from the gateway's OpenAPI,
+# exported without running anything, then type-checked (strict) and bundled
+# into clients/web/dist, which the gateway serves at /.
+WEB := clients/web
+WEB_TOOLS := $(WEB)/node_modules/.installed
+WEB_OPENAPI := gen/web/openapi.json
+WEB_TYPES := $(WEB)/src/api/schema.d.ts
+WEB_SITE := $(WEB)/dist/.built
+WEB_SOURCES := $(shell find $(WEB)/src $(WEB)/public -type f -not -name schema.d.ts) $(WEB)/tsconfig.json
 
-.PHONY: setup protos client-stubs debian-tools run test lint bench soak lock clean
+.PHONY: setup protos client-stubs web debian-tools run test lint bench soak lock clean
 
 setup: $(INSTALLED) $(TYPED_STUBS)
 
@@ -75,10 +85,28 @@ $(CLIENT_STUBS): $(PROTOS) buf.gen.yaml $(NODE_TOOLS) $(INSTALLED) | debian-tool
 
 client-stubs: $(CLIENT_STUBS)
 
-run: $(RUNTIME) $(STUBS)
+$(WEB_TOOLS): $(WEB)/package.json $(WEB)/package-lock.json
+	cd $(WEB) && npm ci --no-audit --no-fund
+	touch $@
+
+$(WEB_OPENAPI): $(STUBS) $(wildcard gateway/*.py gateway/routes/*.py services/*/game.py) $(PROTOS)
+	$(PY) -m tools.export_openapi $@
+
+$(WEB_TYPES): $(WEB_OPENAPI) $(WEB_TOOLS)
+	$(WEB)/node_modules/.bin/openapi-typescript $(WEB_OPENAPI) -o $@
+
+$(WEB_SITE): $(WEB_TYPES) $(WEB_SOURCES)
+	cd $(WEB) && node_modules/.bin/tsc -p . && rm -rf dist && \
+		node_modules/.bin/esbuild src/app/main.ts --bundle --format=esm --target=es2020 --minify \
+			--sourcemap --outfile=dist/app.js --log-level=warning && cp public/* dist/
+	touch $@
+
+web: $(WEB_SITE)
+
+run: $(RUNTIME) $(STUBS) $(WEB_SITE)
 	$(PY) -m tools.run_local
 
-test: setup $(CLIENT_STUBS) $(BENCH_NODE)
+test: setup $(CLIENT_STUBS) $(BENCH_NODE) $(WEB_SITE)
 	$(PY) -m pytest
 
 lint: setup $(NODE_TOOLS)
@@ -112,4 +140,4 @@ lock: $(RUNTIME)
 		--generate-hashes -q -o requirements-dev.lock
 
 clean:
-	rm -rf $(VENV) gen node_modules .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) gen node_modules $(WEB)/node_modules $(WEB)/dist $(WEB_TYPES) .pytest_cache .mypy_cache .ruff_cache

@@ -54,6 +54,15 @@ ANY_FIELDS = {
     "rodada.platform.v1.AskRequest.question": "Question",
     "rodada.platform.v1.AskResponse.answer": "Answer",
 }
+# What the API's Structs hold: a game's options in proto JSON form, whose
+# fields are scalars, enum names or lists of them (not recursive: TypeScript
+# cannot name a type that refers to itself through an index).
+VALUE = "google.protobuf.Value"
+_SCALARS: list[JSON] = [{"type": "null"}, {"type": "boolean"}, {"type": "number"}, {"type": "string"}]
+VALUE_SCHEMA: JSON = {
+    "description": "An option's value: a scalar, an enum's name, or a list of them.",
+    "oneOf": [*_SCALARS, {"type": "array", "items": {"oneOf": _SCALARS}}],
+}
 # Any fields that hold one platform message.
 ANY_MESSAGES = {
     "rodada.common.v1.MatchEvent.table": "rodada.platform.v1.TableChange",
@@ -177,7 +186,10 @@ class Schemas:
                 return self._typed(target)
             return {"type": "object", "properties": {"@type": {"type": "string"}}, "required": ["@type"]}
         if message.full_name == "google.protobuf.Struct":
-            return {"type": "object"}
+            # A game's options (GameInfo.option_defaults, Mode.options): typed
+            # so that generated clients get their values, not an empty object.
+            self.schemas.setdefault(VALUE, VALUE_SCHEMA)
+            return {"type": "object", "additionalProperties": {"$ref": REF + VALUE}}
         return self.ref(message)
 
     def _enum(self, enum: EnumDescriptor) -> JSON:

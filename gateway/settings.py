@@ -42,6 +42,9 @@ class GatewaySettings(CommonSettings):
     chat_word_filter: str = ""  # comma-separated words masked with * (whole words, any case)
     social_feed_length: int = 500  # events kept in each user's social feed
     social_feed_ttl_seconds: int = 7 * 24 * 3600
+    web_dir: str = (
+        "clients/web/dist"  # the built web client, served at / when present (relative: to the repo)
+    )
 
     @property
     def game_addresses(self) -> dict[str, str]:

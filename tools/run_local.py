@@ -74,6 +74,7 @@ def main() -> int:
         gateway_port = env_int(env, "GATEWAY_PORT", 8000)
         wait_for_port(gateway_port, timeout=60)
         print("\nRodada is running:")
+        print(f"  play       http://127.0.0.1:{gateway_port}/  (the web client; rules: /rules/)")
         print(f"  HTTP API   http://127.0.0.1:{gateway_port}  (docs: /docs, health: /healthz)")
         print(f"  platform   gRPC 127.0.0.1:{env_int(env, 'PLATFORM_GRPC_PORT', 50050)}  (mobile apps)")
         for game, (grpc_port, metrics_port) in ports.items():

@@ -17,7 +17,17 @@ async def livez() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@router.get("/healthz", response_model=None)
+_STATUS = {"type": "object", "properties": {"status": {"type": "string"}}, "required": ["status"]}
+
+
+@router.get(
+    "/healthz",
+    response_model=None,
+    responses={
+        200: {"content": {"application/json": {"schema": _STATUS}}},
+        503: {"description": "Not ready", "content": {"application/json": {"schema": _STATUS}}},
+    },
+)
 async def healthz(p: PlatformDep) -> dict[str, str] | JSONResponse:
     """Ready to serve: Redis answers and the replica is not draining (else
     503, so load balancers send elsewhere; liveness is /livez)."""

@@ -23,7 +23,7 @@ from fastapi import FastAPI
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from rodada.platform.v1 import platform_pb2, platform_pb2_grpc, social_pb2
 from rodada.yatzy.v1 import yatzy_pb2
-from starlette.routing import WebSocketRoute
+from starlette.routing import Mount, WebSocketRoute
 
 from gateway.app import create_app
 from gateway.settings import GatewaySettings
@@ -103,6 +103,8 @@ NOT_API: dict[tuple[str, str], str] = {
     ("GET", "/docs/oauth2-redirect"): _DOCS,
     ("GET", "/redoc"): _DOCS,
     ("GET", "/v1/feeds/asyncapi.json"): "the WebSocket feeds' AsyncAPI document; gRPC has reflection",
+    ("GET", "/rules/"): "the players' rules as web pages, for the web client",
+    ("GET", "/rules/{name}"): "the players' rules as web pages, for the web client",
 }
 
 
@@ -116,6 +118,8 @@ def app_routes(app: FastAPI) -> set[tuple[str, str]]:
         pairs = [(route, getattr(route, "path", None)) for route in app.routes]
     found = set()
     for route, path in pairs:
+        if isinstance(route, Mount) and path == "":
+            path = "/"  # the web client's site, mounted at the root
         assert path, route
         if isinstance(route, WebSocketRoute):
             found.add(("WS", path))

@@ -1,0 +1,105 @@
+"""The reference web client played in headless Chromium (Debian's, driven by
+playwright-core from npm: clients/web/tests/browser.mjs). Two browser
+contexts play a complete Yatzy duel and a complete Dudo game by clicking, one
+of them closing its tab mid-match and coming back to its seat (and, in Dudo,
+the other's feed cut as a draining replica would, then resumed); the other
+games are played to the end, and a Bozó duel found by matchmaking; every
+request the pages make goes to the gateway. Screenshots are kept in
+test-artifacts/browser/ (ignored by git)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+import pytest
+from redis.asyncio import Redis
+
+from services.kit import keys
+from tests.integration.time_travel import rewind_idle
+from tests.web import CHROMIUM, DIST, REPO, WEB, node, run, tool
+from tools.stack import Stack
+
+ARTIFACTS = REPO / "test-artifacts" / "browser"
+
+
+# Yatzy and Dudo: two players; the others: one player (Bozó's solo, CPUs in
+# Bozu Mekuri and Dominó), checking each game's own information is shown;
+# then accounts and matchmaking.
+@pytest.mark.parametrize("scenario", ["yatzy", "dudo", "bozo", "bozu_mekuri", "domino", "matchmaking"])
+def test_two_browsers_play_to_the_end(stack: Stack, scenario: str) -> None:
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: run `make debian-tools` (Debian's chromium)")
+    if not (DIST / "index.html").exists():
+        pytest.fail(f"{DIST} has no site: run `make web`")
+    tool("tsc")  # the web client's node_modules, where playwright-core is
+    stack.service("bozo" if scenario == "matchmaking" else scenario)
+    gateway = stack.gateway()
+    started = time.monotonic()
+    done = run([node(), "tests/browser.mjs", gateway, str(ARTIFACTS), scenario], cwd=WEB, timeout=600)
+    seconds = time.monotonic() - started
+    assert done.returncode == 0, done.stdout + done.stderr
+    outcome = json.loads(done.stdout.strip().splitlines()[-1])
+    assert outcome["scenario"] == scenario
+    if scenario == "matchmaking":
+        assert outcome["table"], outcome  # both players at one table
+    else:
+        assert outcome["result"][0].startswith("1. "), outcome  # the placings shown
+    if scenario in ("yatzy", "dudo"):
+        assert outcome["reconnected"] and len(outcome["result"]) == 2, outcome
+    if scenario == "dudo":  # a feed cut mid-match resumed after the last event it had
+        assert outcome["resumedFrom"] > 0, outcome
+    for path in outcome["screenshots"]:
+        assert (ARTIFACTS / path.rsplit("/", 1)[-1]).stat().st_size > 0
+    print(
+        f"\n{scenario} in the browser: {seconds:.1f} s wall, {outcome.get('actions', 0)} actions;"
+        f" screenshots in {ARTIFACTS}"
+    )
+
+
+async def test_an_idle_seat_is_claimed_from_the_browser(stack: Stack) -> None:
+    """Dudo: the seat to act does nothing; once its time has run out (made
+    so here, not waited for) the table's feed says so and the other player's
+    page offers the claim, which removes the idle seat and ends the match."""
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: run `make debian-tools` (Debian's chromium)")
+    stack.service("dudo")
+    gateway = stack.gateway()
+    browser = await asyncio.create_subprocess_exec(
+        node(),
+        "tests/browser.mjs",
+        gateway,
+        str(ARTIFACTS),
+        "claim",
+        cwd=WEB,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert browser.stdout is not None and browser.stdin is not None
+        line = await asyncio.wait_for(browser.stdout.readline(), 120)
+        assert line, (await browser.stderr.read()).decode() if browser.stderr else "no output"
+        waiting = json.loads(line)
+        redis = Redis.from_url(stack.redis_url, decode_responses=True)
+        try:
+            await rewind_idle(redis, waiting["waiting"], 121)
+            # The deadline set at that version is due now, as far as the clocks know.
+            member = keys.clock_member(waiting["waiting"], waiting["version"])
+            group = keys.clocks("dudo", keys.group(waiting["waiting"]))
+            await redis.zadd(group, {member: time.time() - 1})
+        finally:
+            await redis.aclose()
+        browser.stdin.write(b"go\n")
+        await browser.stdin.drain()
+        out, err = await asyncio.wait_for(browser.communicate(), 180)
+    finally:
+        if browser.returncode is None:
+            browser.kill()
+            await browser.wait()
+    assert browser.returncode == 0, (out + err).decode()
+    outcome = json.loads(out.decode().strip().splitlines()[-1])
+    assert outcome["scenario"] == "claim"
+    # The claimer is left alone in the match: first.
+    assert outcome["result"][0] == f"1. {outcome['claimedBy']}", outcome
