@@ -56,3 +56,8 @@ CHAT_REPORTS = Counter("rodada_chat_reports_total", "Chat messages reported, by 
 SOCIAL_FEEDS_OPEN = Gauge(
     "rodada_social_feeds_open", "Open social feeds on this replica (WebSocket and gRPC)"
 )
+MATCHMAKING_CPU_TABLES = Counter(
+    "rodada_matchmaking_cpu_tables_total",
+    "Tables the matchmaker filled with CPUs (bot fill), by game and mode",
+    ["game", "mode"],
+)
