@@ -8,11 +8,11 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 from rodada.platform.v1 import platform_pb2
 
-from gateway.deps import CallerDep, PlatformDep, client_address, message_json
+from gateway.deps import CallerDep, JsonRoute, PlatformDep, client_address, message_json
 from gateway.openapi import returns
 from gateway.sessions import user_message
 
-router = APIRouter(prefix="/v1", tags=["auth"])
+router = APIRouter(prefix="/v1", tags=["auth"], route_class=JsonRoute)
 
 
 class Credentials(BaseModel):

@@ -16,11 +16,11 @@ from fastapi import APIRouter, Response
 from pydantic import BaseModel, Field
 from rodada.platform.v1 import platform_pb2
 
-from gateway.deps import CallerDep, PlatformDep, message_json
+from gateway.deps import CallerDep, JsonRoute, PlatformDep, message_json
 from gateway.matchmaking.queues import ticket_message
 from gateway.openapi import returns
 
-router = APIRouter(prefix="/v1/matchmaking", tags=["matchmaking"])
+router = APIRouter(prefix="/v1/matchmaking", tags=["matchmaking"], route_class=JsonRoute)
 
 
 class NewTicket(BaseModel):

@@ -13,13 +13,13 @@ from fastapi import APIRouter, Response, WebSocket
 from pydantic import BaseModel, Field
 from rodada.platform.v1 import social_pb2
 
-from gateway.deps import CallerDep, PlatformDep, message_json
+from gateway.deps import CallerDep, JsonRoute, PlatformDep, message_json
 from gateway.openapi import returns
 from gateway.platform import Platform
 from gateway.routes.feeds import _serve, _Socket
 from services.kit.errors import invalid
 
-router = APIRouter(prefix="/v1", tags=["social"])
+router = APIRouter(prefix="/v1", tags=["social"], route_class=JsonRoute)
 
 
 class FriendTarget(BaseModel):

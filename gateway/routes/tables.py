@@ -9,10 +9,10 @@ from pydantic import BaseModel, Field
 from rodada.common.v1 import match_pb2
 from rodada.platform.v1 import platform_pb2
 
-from gateway.deps import CallerDep, PlatformDep, message_json
+from gateway.deps import CallerDep, JsonRoute, PlatformDep, message_json
 from gateway.openapi import returns
 
-router = APIRouter(prefix="/v1", tags=["tables"])
+router = APIRouter(prefix="/v1", tags=["tables"], route_class=JsonRoute)
 
 
 class CreateTable(BaseModel):
