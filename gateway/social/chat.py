@@ -93,10 +93,6 @@ class Chat:
     # -- sending -------------------------------------------------------------------------
 
     def _text(self, text: str) -> str:
-        try:
-            text.encode()
-        except UnicodeEncodeError:  # a lone surrogate from JSON's \ud800 escapes
-            raise invalid("invalid_text", "text: not valid Unicode") from None
         if not text.strip():
             raise invalid("empty_message", "say something")
         if len(text) > self.settings.chat_max_length:

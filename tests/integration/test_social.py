@@ -212,13 +212,13 @@ async def test_chat_abuse_is_refused_or_made_inert(
             await gil.call("POST", f"/v1/social/messages/{hel.user_id}", {"text": text})
         assert (refused.value.status, refused.value.code) == (422, code)
 
-    # Not Unicode (a lone surrogate, escaped in JSON): refused, not a crash.
+    # Not Unicode (a lone surrogate, escaped in JSON): refused as a malformed body, not a crash.
     raw = await one.post(
         f"/v1/social/messages/{hel.user_id}",
         content=b'{"text": "oi \\ud800"}',
         headers={**gil.headers, "content-type": "application/json"},
     )
-    assert (raw.status_code, raw.json()["error"]["code"]) == (422, "invalid_text")
+    assert (raw.status_code, raw.json()["error"]["code"]) == (422, "invalid_request")
 
     # Flooding: past CHAT_LIMIT messages, refused with Retry-After, nothing kept.
     refusals = []
