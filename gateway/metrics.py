@@ -42,3 +42,18 @@ MATCHMAKING_WAIT_SECONDS = Histogram(
 MATCHMAKING_MATCHES = Counter(
     "rodada_matchmaking_matches_total", "Tables formed by the matchmaker, by game and mode", ["game", "mode"]
 )
+TROPHIES_AWARDED = Counter("rodada_trophies_awarded_total", "Trophies awarded, by kind", ["kind"])
+TOURNAMENTS = Counter(
+    "rodada_tournaments_total",
+    "Tournaments created, started, finished or cancelled, by game and event",
+    ["game", "event"],
+)
+TOURNAMENT_ROUNDS = Counter(
+    "rodada_tournament_rounds_total",
+    "Tournament rounds paired (each exactly once), by game and format",
+    ["game", "format"],
+)
+TOURNAMENT_CONFLICTS = Counter(
+    "rodada_tournament_conflicts_total",
+    "Tournament writes that lost a compare-and-set to another replica and were recomputed",
+)

@@ -10,6 +10,8 @@ from collections.abc import Coroutine
 from typing import Any
 
 from gateway.clocks import Clocks
+from gateway.competitions.tournaments import Tournaments
+from gateway.competitions.trophies import Trophies
 from gateway.feeds import Connections, Feeds
 from gateway.games import Games
 from gateway.matches import MatchClient
@@ -46,6 +48,9 @@ class Platform:
         self.play = Play(self.tables, self.games, self.matches, self.connections)
         self.results = Results(self.redis, self.games)
         self.standings = Standings(self.redis, self.games)
+        self.trophies = Trophies(self.redis, self.raw, self.games)
+        self.tournaments = Tournaments(self.redis, self.games, self.tables, self.results, self.trophies)
+        self.results.hooks += [self.trophies.on_result, self.tournaments.on_result]
         self.clocks = Clocks(self.redis, self.games, self.matches, settings.clock_lease_seconds)
         self.matchmaking = Matchmaking(
             self.redis, self.games, self.tables, matchmaking or MatchmakingSettings()
@@ -60,6 +65,7 @@ class Platform:
             self.matchmaking.run(),
             self.clocks.run(self.settings.clock_cycle_seconds),
             self.results.run(),
+            self.tournaments.run(self.settings.tournament_check_seconds),
             self.sessions.reload_keys(),
             self.connections.keep_alive(),
         ]

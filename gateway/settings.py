@@ -33,6 +33,7 @@ class GatewaySettings(CommonSettings):
     max_feeds_per_user: int = 10  # concurrent feeds (WebSocket and gRPC) per user, every replica
     feed_ping_seconds: float = 20.0  # WebSocket keepalive: a ping this often, the pong within it
     ws_auth_timeout_seconds: float = 10.0  # time to send the hello after connecting
+    tournament_check_seconds: float = 5.0  # start times, and rounds whose tables a dead replica left
     cors_origins: str = "http://localhost:5173,http://127.0.0.1:5173"  # comma-separated; * = any
 
     @property

@@ -1,0 +1,411 @@
+"""Trophies and tournaments over the real stack: two gateway replicas, the
+games' services, Redis; the players are the test's own bots over HTTP (and
+the trophies and the tournament read over gRPC too)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from typing import Any
+
+import grpc
+import httpx
+import pytest
+from redis.asyncio import Redis
+from rodada.platform.v1 import competitions_pb2, competitions_pb2_grpc
+
+from gateway.competitions import rules
+from services.kit import keys
+from tests.integration.grpc_client import bearer
+from tests.integration.http_client import ACTIVE, FINISHED, ApiRefused, Player, register
+from tests.integration.waiting import until
+from tools.stack import Stack
+
+GAMES = ("bozo", "domino", "dudo")
+Move = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+@pytest.fixture(scope="module")
+def comp_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """A stack of its own with two gateway replicas (one is killed here)."""
+    with Stack(tmp_path_factory.mktemp("competitions"), games=GAMES) as stack:
+        stack.gateway(0)
+        stack.gateway(1)
+        yield stack
+
+
+@pytest.fixture
+async def redis(comp_stack: Stack) -> AsyncIterator[Redis]:
+    client = Redis.from_url(comp_stack.redis_url, decode_responses=True)
+    yield client
+    await client.aclose()
+
+
+@pytest.fixture
+async def http(comp_stack: Stack) -> AsyncIterator[tuple[httpx.AsyncClient, httpx.AsyncClient]]:
+    async with (
+        httpx.AsyncClient(base_url=comp_stack.gateway(0), timeout=30) as a,
+        httpx.AsyncClient(base_url=comp_stack.gateway(1), timeout=30) as b,
+    ):
+        yield a, b
+
+
+# -- bots ---------------------------------------------------------------------------
+
+
+def bozo_move(snap: dict[str, Any]) -> dict[str, Any]:
+    """Throw in the open once, then score the best box."""
+    preview = snap["view"].get("preview") or []
+    if preview:
+        return {"score": {"box": max(preview, key=lambda p: p.get("points", 0))["box"]}}
+    return {"throw": {"cup": False}}
+
+
+def domino_move(snap: dict[str, Any]) -> dict[str, Any]:
+    choice = snap["view"]["playable"][0]
+    return {"play": {"tile": choice["tile"], **({"end": choice["ends"][0]} if choice.get("ends") else {})}}
+
+
+async def play_table(players: dict[str, Player], table_id: str, move: Move) -> dict[str, Any]:
+    """Play a started table to its end, each seat's move from its own view."""
+    anyone = next(iter(players.values()))
+
+    async def started() -> bool:
+        try:
+            await anyone.view(table_id)
+        except ApiRefused:
+            return False
+        return True
+
+    await until(started, timeout=60, every=0.2)
+    while True:
+        snap = await anyone.view(table_id)
+        if snap["status"] == FINISHED:
+            return snap
+        assert snap["status"] == ACTIVE
+        for seat in snap["to_act"]:
+            player = players[snap["seats"][seat]["user_id"]]
+            mine = await player.view(table_id)
+            if mine["status"] != ACTIVE or seat not in mine["to_act"]:
+                continue
+            try:
+                await player.act(table_id, mine["version"], move(mine))
+            except ApiRefused as refused:
+                if refused.code not in ("stale_version", "not_your_turn", "game_over"):
+                    raise
+
+
+async def play_tournament(
+    admin: Player,
+    tournament_id: str,
+    players: dict[str, Player],
+    move: Move,
+    between_rounds: Callable[[int], Awaitable[None]] | None = None,
+) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """Every round's tables, each seat played by its own bot, until the end;
+    the tournament as it ends, and each table's final snapshot."""
+    finished: dict[str, dict[str, Any]] = {}
+    while True:
+        tournament = await admin.call("GET", f"/v1/tournaments/{tournament_id}")
+        if tournament["status"] == "TOURNAMENT_STATUS_FINISHED":
+            return tournament, finished
+        current = tournament["current_round"]
+        boards = tournament["rounds"][current - 1]["boards"]
+        todo = [b for b in boards if b["table_id"] not in finished]
+        snaps = await asyncio.gather(*(play_table(players, b["table_id"], move) for b in todo))
+        finished.update((b["table_id"], s) for b, s in zip(todo, snaps, strict=True))
+
+        async def advanced(current: int = current) -> bool:
+            now = await admin.call("GET", f"/v1/tournaments/{tournament_id}")
+            return now["current_round"] > current or now["status"] == "TOURNAMENT_STATUS_FINISHED"
+
+        await until(advanced, timeout=180, every=0.3)
+        if between_rounds is not None:
+            await between_rounds(current)
+
+
+# -- setup ----------------------------------------------------------------------------
+
+
+async def make_admin(http: httpx.AsyncClient, stack: Stack) -> Player:
+    """An account granted the admin role with the operator's tool, logged in again."""
+    account = await register(http, "admin")
+    done = subprocess.run(
+        [sys.executable, "-m", "tools.admin", "grant", account.name],
+        env={**os.environ, "REDIS_URL": stack.redis_url},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    reply = await http.post("/v1/auth/login", json={"username": account.name, "password": "correct horse"})
+    assert reply.status_code == 200, reply.text
+    body = reply.json()
+    assert body["user"]["role"] == "admin"
+    return Player(http, body["access_token"], account.user_id, account.name)
+
+
+def entrant_players(tournament: dict[str, Any]) -> dict[str, list[str]]:
+    return {e["id"]: [p["user_id"] for p in e["players"]] for e in tournament["entrants"]}
+
+
+def check_swiss(tournament: dict[str, Any]) -> None:
+    """Every round is the pairing the rules make from the rounds before it,
+    with no rematch, and the standings are the rules' (score, Buchholz,
+    seed), with Buchholz recomputed here from the boards."""
+    seeds = {e["id"]: e["seed"] for e in tournament["entrants"]}
+    ids = list(seeds)
+    boards: list[list[str]] = []
+    points: list[list[float]] = []
+    byes: list[str] = []
+    seen: set[frozenset[str]] = set()
+    for played in tournament["rounds"]:
+        expected, expected_byes = rules.swiss_round(rules.tally(ids, boards, points, byes), seeds, 2)
+        actual = [b["entrant_ids"] for b in played["boards"]]
+        assert actual == expected and played.get("byes", []) == expected_byes
+        for board in played["boards"]:
+            pair = frozenset(board["entrant_ids"])
+            assert pair not in seen, "a rematch"
+            seen.add(pair)
+            assert board["finished"]
+            assert sorted(board["points"]) in ([0.0, 1.0], [0.5, 0.5])
+            boards.append(board["entrant_ids"])
+            points.append(board["points"])
+        byes += played.get("byes", [])
+    scores = {e: 0.0 for e in ids}
+    met: dict[str, list[str]] = {e: [] for e in ids}
+    for seated, got in zip(boards, points, strict=True):
+        for entrant, value in zip(seated, got, strict=True):
+            scores[entrant] += value
+            met[entrant] += [o for o in seated if o != entrant]
+    buchholz = {e: sum(scores[o] for o in met[e]) for e in ids}
+    standings = tournament["standings"]
+    assert [s["place"] for s in standings] == list(range(1, len(ids) + 1))
+    for standing in standings:
+        assert standing.get("score", 0.0) == scores[standing["entrant_id"]]
+        assert standing.get("buchholz", 0.0) == buchholz[standing["entrant_id"]]
+    keyed = [
+        (-scores[s["entrant_id"]], -buchholz[s["entrant_id"]], seeds[s["entrant_id"]]) for s in standings
+    ]
+    assert keyed == sorted(keyed)
+
+
+def check_boards(tournament: dict[str, Any], snaps: dict[str, dict[str, Any]]) -> None:
+    """Each board's places are its match's, its points the rules' from them."""
+    members = entrant_players(tournament)
+    for played in tournament["rounds"]:
+        for board in played["boards"]:
+            snap = snaps[board["table_id"]]
+            seat_of = {s["user_id"]: i for i, s in enumerate(snap["seats"])}
+            ranks = [snap["result"]["ranks"][seat_of[members[e][0]]] for e in board["entrant_ids"]]
+            assert board["ranks"] == ranks
+            assert board["points"] == rules.placement_points(ranks)
+
+
+# -- trophies ---------------------------------------------------------------------------
+
+
+async def test_a_result_delivered_twice_awards_trophies_once(
+    http: tuple[httpx.AsyncClient, httpx.AsyncClient], comp_stack: Stack, redis: Redis
+) -> None:
+    a, b = http
+    ana, bia = await register(a, "ana"), await register(b, "bia")
+    table = await ana.create_table("bozo", 2, {"mode": "DUEL"})
+    await bia.join(table["invite_code"])
+    await ana.start(table["id"])
+    final = await play_table({ana.user_id: ana, bia.user_id: bia}, table["id"], bozo_move)
+    ranks = final["result"]["ranks"]
+    if ranks[0] == ranks[1]:
+        pytest.skip("a drawn duel wins no trophy")  # about 1 in 100 games
+    winner = (ana, bia)[ranks.index(1)]
+    loser = (ana, bia)[ranks.index(2)]
+
+    async def recorded() -> bool:
+        return bool(await redis.exists(keys.rated(table["id"])))
+
+    await until(recorded, timeout=30)
+    first = await loser.call("GET", f"/v1/users/{winner.user_id}/trophies")
+    assert "first_win" in [t["kind"]["id"] for t in first["trophies"]]
+    assert [
+        t["kind"]["id"]
+        for t in (await ana.call("GET", f"/v1/users/{loser.user_id}/trophies")).get("trophies", [])
+    ] == []
+
+    # The same entry again, as if a replica had died before marking it
+    # recorded: the whole recording runs again.
+    stream = keys.results(keys.group(table["id"]))
+    entry = next(fields for _, fields in await redis.xrange(stream) if fields["match"] == table["id"])
+    await redis.delete(keys.rated(table["id"]))
+    await redis.xadd(stream, entry)
+    await until(recorded, timeout=60)
+    again = await loser.call("GET", f"/v1/users/{winner.user_id}/trophies")
+    assert again == first
+
+    # And over gRPC, the same.
+    async with grpc.aio.insecure_channel(comp_stack.platform_grpc(1)) as channel:
+        stub = competitions_pb2_grpc.CompetitionServiceStub(channel)
+        reply = await stub.ListTrophies(
+            competitions_pb2.ListTrophiesRequest(user_id=winner.user_id), metadata=bearer(loser.token)
+        )
+        assert [t.kind.id for t in reply.trophies] == [t["kind"]["id"] for t in first["trophies"]]
+        assert reply.trophies[0].awarded_at == first["trophies"][0]["awarded_at"]
+        kinds = await stub.ListTrophyKinds(
+            competitions_pb2.ListTrophyKindsRequest(), metadata=bearer(ana.token)
+        )
+        assert {
+            "first_win",
+            "yatzy_300",
+            "yatzy_of_fives",
+            "bozo_general",
+            "domino_batida",
+            "tournament_podium",
+        } == {k.id for k in kinds.kinds}
+
+
+# -- tournaments ---------------------------------------------------------------------------
+
+
+async def test_only_admins_announce_and_registration_rules(
+    http: tuple[httpx.AsyncClient, httpx.AsyncClient], comp_stack: Stack
+) -> None:
+    a, _ = http
+    ana = await register(a, "ana")
+    body = {"name": "Copa", "game": "bozo", "options": {"mode": "DUEL"}, "format": "swiss", "max_entrants": 2}
+    with pytest.raises(ApiRefused) as refused:
+        await ana.call("POST", "/v1/tournaments", body)
+    assert refused.value.status == 403 and refused.value.code == "admin_required"
+    admin = await make_admin(a, comp_stack)
+    with pytest.raises(ApiRefused) as refused:
+        await admin.call(
+            "POST", "/v1/tournaments", {**body, "game": "dudo", "options": {}, "format": "single_elimination"}
+        )
+    assert refused.value.code == "invalid_tournament"
+    tournament = await admin.call("POST", "/v1/tournaments", body)
+    assert tournament["status"] == "TOURNAMENT_STATUS_REGISTRATION" and tournament["table_size"] == 2
+    path = f"/v1/tournaments/{tournament['id']}"
+    await ana.call("POST", f"{path}/register", {})
+    with pytest.raises(ApiRefused) as refused:
+        await ana.call("POST", f"{path}/register", {})
+    assert refused.value.code == "already_registered"
+    bia, caio = await register(a, "bia"), await register(a, "caio")
+    await bia.call("POST", f"{path}/register", {})
+    with pytest.raises(ApiRefused) as refused:
+        await caio.call("POST", f"{path}/register", {})
+    assert refused.value.code == "tournament_full"
+    await bia.call("POST", f"{path}/withdraw")
+    await caio.call("POST", f"{path}/register", {})
+    listed = await ana.call("GET", "/v1/tournaments?game=bozo&status=registration")
+    assert tournament["id"] in [t["id"] for t in listed["tournaments"]]
+
+
+async def test_a_16_player_swiss_bozo_duel_tournament_survives_a_killed_replica(
+    http: tuple[httpx.AsyncClient, httpx.AsyncClient], comp_stack: Stack
+) -> None:
+    a, b = http
+    admin = await make_admin(a, comp_stack)
+    created = await admin.call(
+        "POST",
+        "/v1/tournaments",
+        {
+            "name": "Copa Bozó",
+            "game": "bozo",
+            "options": {"mode": "DUEL"},
+            "format": "swiss",
+            "max_entrants": 16,
+        },
+    )
+    path = f"/v1/tournaments/{created['id']}"
+    # Half the players on each replica; after the kill, everyone on replica 0.
+    players = [await register(a if i % 2 else b, f"p{i}") for i in range(16)]
+    for player in players:
+        await player.call("POST", f"{path}/register", {})
+    started = await admin.call("POST", f"{path}/start")
+    assert started["status"] == "TOURNAMENT_STATUS_RUNNING" and started["rounds_planned"] == 4
+    assert sorted(e["seed"] for e in started["entrants"]) == list(range(1, 17))
+    by_user = {p.user_id: p for p in players}
+
+    async def kill_replica_1(finished_round: int) -> None:
+        if finished_round == 2:
+            comp_stack.stop("gateway-1", signal.SIGKILL)
+            for player in players:
+                player.http = a
+
+    final, snaps = await play_tournament(admin, created["id"], by_user, bozo_move, kill_replica_1)
+    assert final["current_round"] == 4 and len(final["rounds"]) == 4
+    assert all(len(r["boards"]) == 8 for r in final["rounds"])
+    check_swiss(final)
+    check_boards(final, snaps)
+    # The podium won its trophies (over gRPC from the surviving replica).
+    members = entrant_players(final)
+    async with grpc.aio.insecure_channel(comp_stack.platform_grpc(0)) as channel:
+        stub = competitions_pb2_grpc.CompetitionServiceStub(channel)
+        got = await stub.GetTournament(
+            competitions_pb2.GetTournamentRequest(tournament_id=created["id"]), metadata=bearer(admin.token)
+        )
+        assert got.tournament.status == competitions_pb2.TOURNAMENT_STATUS_FINISHED
+        assert [s.entrant_id for s in got.tournament.standings] == [
+            s["entrant_id"] for s in final["standings"]
+        ]
+        for standing in final["standings"]:
+            (user_id,) = members[standing["entrant_id"]]
+
+            async def podium_known(user: str = user_id) -> bool:
+                reply = await stub.ListTrophies(
+                    competitions_pb2.ListTrophiesRequest(user_id=user), metadata=bearer(admin.token)
+                )
+                return any(t.kind.id == "tournament_podium" for t in reply.trophies)
+
+            if standing["place"] <= 3:
+                await until(podium_known, timeout=30)
+            else:
+                assert not await podium_known()
+    # Restore the replica for the next tests.
+    comp_stack.gateway(1)
+
+
+async def test_an_8_team_single_elimination_domino_tournament(
+    http: tuple[httpx.AsyncClient, httpx.AsyncClient], comp_stack: Stack
+) -> None:
+    a, b = http
+    admin = await make_admin(a, comp_stack)
+    created = await admin.call(
+        "POST",
+        "/v1/tournaments",
+        {"name": "Taça Dominó", "game": "domino", "format": "single_elimination", "max_entrants": 8},
+    )
+    assert created["team_size"] == 2 and created["table_size"] == 4
+    path = f"/v1/tournaments/{created['id']}"
+    players = [await register(a if i % 2 else b, f"d{i}") for i in range(16)]
+    for first, second in zip(players[::2], players[1::2], strict=True):
+        mine = await first.call("POST", f"{path}/register", {})
+        assert mine["team_code"] and not mine["entrant"].get("complete", False)
+        joined = await second.call("POST", f"{path}/register", {"team_code": mine["team_code"]})
+        assert joined["entrant"]["complete"] and joined["entrant"]["id"] == mine["entrant"]["id"]
+    started = await admin.call("POST", f"{path}/start")
+    assert started["rounds_planned"] == 3 and len(started["rounds"][0]["boards"]) == 4
+    seeds = {e["id"]: e["seed"] for e in started["entrants"]}
+    by_seed = sorted(seeds, key=seeds.__getitem__)
+    assert [b["entrant_ids"] for b in started["rounds"][0]["boards"]] == rules.bracket(by_seed)[0]
+    members = entrant_players(started)
+    # Partners sit opposite each other (the game's teams: seats 0 & 2, 1 & 3).
+    table = await admin.call("GET", f"/v1/tables/{started['rounds'][0]['boards'][0]['table_id']}")
+    first_side = members[started["rounds"][0]["boards"][0]["entrant_ids"][0]]
+    assert [table["players"][0]["user_id"], table["players"][2]["user_id"]] == first_side
+
+    final, snaps = await play_tournament(admin, created["id"], {p.user_id: p for p in players}, domino_move)
+    check_boards(final, snaps)
+    assert [len(r["boards"]) for r in final["rounds"]] == [4, 2, 1]
+    # Winners go through, in bracket order.
+    for played, after in zip(final["rounds"], final["rounds"][1:], strict=False):
+        through = [rules.winner(b["entrant_ids"], b["ranks"], seeds) for b in played["boards"]]
+        assert [e for board in after["boards"] for e in board["entrant_ids"]] == through
+    champion = rules.winner(
+        final["rounds"][-1]["boards"][0]["entrant_ids"], final["rounds"][-1]["boards"][0]["ranks"], seeds
+    )
+    places = {s["entrant_id"]: s["place"] for s in final["standings"]}
+    assert places[champion] == 1
+    assert sorted(places.values()) == [1, 2, 3, 3, 5, 5, 5, 5]
