@@ -20,8 +20,9 @@ from rodada.platform.v1 import competitions_pb2, competitions_pb2_grpc
 
 from gateway.competitions import rules
 from services.kit import keys
-from tests.integration.grpc_client import bearer
+from tests.integration.grpc_client import bearer, refusal
 from tests.integration.http_client import ACTIVE, FINISHED, ApiRefused, Player, register
+from tests.integration.test_dudo_flow import decide as dudo_decide
 from tests.integration.waiting import until
 from tools.stack import Stack
 
@@ -409,3 +410,142 @@ async def test_an_8_team_single_elimination_domino_tournament(
     places = {s["entrant_id"]: s["place"] for s in final["standings"]}
     assert places[champion] == 1
     assert sorted(places.values()) == [1, 2, 3, 3, 5, 5, 5, 5]
+
+
+async def test_a_dudo_swiss_tournament_of_multi_player_tables(
+    http: tuple[httpx.AsyncClient, httpx.AsyncClient], comp_stack: Stack
+) -> None:
+    a, b = http
+    admin = await make_admin(a, comp_stack)
+    created = await admin.call(
+        "POST",
+        "/v1/tournaments",
+        {
+            "name": "Dudo aberto",
+            "game": "dudo",
+            "format": "swiss",
+            "max_entrants": 12,
+            "rounds": 2,
+            "table_size": 6,
+        },
+    )
+    assert created["table_size"] == 6 and created["team_size"] == 1
+    path = f"/v1/tournaments/{created['id']}"
+    players = [await register(a if i % 2 else b, f"u{i}") for i in range(10)]
+    for player in players:
+        await player.call("POST", f"{path}/register", {})
+    started = await admin.call("POST", f"{path}/start")
+    # Ten players at tables of at most six: two tables of five.
+    assert [len(b["entrant_ids"]) for b in started["rounds"][0]["boards"]] == [5, 5]
+    final, snaps = await play_tournament(
+        admin, created["id"], {p.user_id: p for p in players}, lambda snap: dudo_decide(snap["view"])
+    )
+    check_boards(final, snaps)
+    assert len(final["rounds"]) == 2
+    seeds = {e["id"]: e["seed"] for e in final["entrants"]}
+    first = final["rounds"][0]["boards"]
+    for board in first:
+        assert sorted(board["points"]) == [0.0, 1.0, 2.0, 3.0, 4.0]
+    # Round two groups the field by score (then seed), strongest together.
+    played = rules.tally(list(seeds), [b["entrant_ids"] for b in first], [b["points"] for b in first], [])
+    expected, _ = rules.swiss_round(played, seeds, 6)
+    assert [b["entrant_ids"] for b in final["rounds"][1]["boards"]] == expected
+    totals = {e: 0.0 for e in seeds}
+    for played_round in final["rounds"]:
+        for board in played_round["boards"]:
+            for entrant, value in zip(board["entrant_ids"], board["points"], strict=True):
+                totals[entrant] += value
+    standings = final["standings"]
+    assert [s.get("score", 0.0) for s in standings] == sorted(totals.values(), reverse=True)
+
+
+# -- the two faces ------------------------------------------------------------------------
+
+COMPETITION = competitions_pb2.DESCRIPTOR.services_by_name["CompetitionService"]
+# Every competition route → its call on CompetitionService (test_parity.py
+# holds PlatformService's routes the same way and leaves these to this table).
+COMPETITION_ROUTES: dict[tuple[str, str], str] = {
+    ("GET", "/v1/users/{user_id}/trophies"): "ListTrophies",
+    ("GET", "/v1/trophies"): "ListTrophyKinds",
+    ("POST", "/v1/tournaments"): "CreateTournament",
+    ("GET", "/v1/tournaments"): "ListTournaments",
+    ("GET", "/v1/tournaments/{tournament_id}"): "GetTournament",
+    ("POST", "/v1/tournaments/{tournament_id}/register"): "RegisterForTournament",
+    ("POST", "/v1/tournaments/{tournament_id}/withdraw"): "WithdrawFromTournament",
+    ("POST", "/v1/tournaments/{tournament_id}/start"): "StartTournament",
+}
+
+
+def test_every_competition_route_has_its_rpc() -> None:
+    from gateway.app import create_app
+    from gateway.settings import GatewaySettings
+    from tests.integration.test_parity import app_routes
+
+    served = {
+        r for r in app_routes(create_app(GatewaySettings())) if "trophies" in r[1] or "tournaments" in r[1]
+    }
+    assert served == COMPETITION_ROUTES.keys()
+    assert set(COMPETITION_ROUTES.values()) == set(COMPETITION.methods_by_name)
+
+
+async def test_the_faces_refuse_alike(
+    http: tuple[httpx.AsyncClient, httpx.AsyncClient], comp_stack: Stack
+) -> None:
+    a, _ = http
+    ana = await register(a, "ana")
+    async with grpc.aio.insecure_channel(comp_stack.platform_grpc(0)) as channel:
+        stub = competitions_pb2_grpc.CompetitionServiceStub(channel)
+        cases = [
+            (
+                lambda: ana.call("GET", "/v1/tournaments/nosuch"),
+                lambda: stub.GetTournament(
+                    competitions_pb2.GetTournamentRequest(tournament_id="nosuch"), metadata=bearer(ana.token)
+                ),
+                404,
+                grpc.StatusCode.NOT_FOUND,
+                "tournament_not_found",
+            ),
+            (
+                lambda: ana.call(
+                    "POST",
+                    "/v1/tournaments",
+                    {"name": "x", "game": "bozo", "format": "swiss", "max_entrants": 4},
+                ),
+                lambda: stub.CreateTournament(
+                    competitions_pb2.CreateTournamentRequest(
+                        name="x", game="bozo", format=competitions_pb2.TOURNAMENT_FORMAT_SWISS, max_entrants=4
+                    ),
+                    metadata=bearer(ana.token),
+                ),
+                403,
+                grpc.StatusCode.PERMISSION_DENIED,
+                "admin_required",
+            ),
+            (
+                lambda: ana.call("GET", "/v1/tournaments"),
+                lambda: stub.ListTournaments(competitions_pb2.ListTournamentsRequest()),
+                None,
+                grpc.StatusCode.UNAUTHENTICATED,
+                "unauthenticated",
+            ),
+        ]
+        for over_http, over_grpc, status, code, reason in cases:
+            if status is not None:
+                with pytest.raises(ApiRefused) as refused:
+                    await over_http()
+                assert (refused.value.status, refused.value.code) == (status, reason)
+            with pytest.raises(grpc.aio.AioRpcError) as failed:
+                await over_grpc()
+            assert refusal(failed.value) == (code, reason)
+
+
+async def test_openapi_types_the_competition_routes(
+    http: tuple[httpx.AsyncClient, httpx.AsyncClient],
+) -> None:
+    schema = (await http[0].get("/openapi.json")).json()
+    reply = schema["paths"]["/v1/tournaments/{tournament_id}"]["get"]["responses"]["200"]
+    ref = reply["content"]["application/json"]["schema"]["$ref"]
+    tournament = schema["components"]["schemas"][ref.rsplit("/", 1)[1]]
+    assert {"entrants", "rounds", "standings", "status", "format"} <= tournament["properties"].keys()
+    trophies = schema["paths"]["/v1/users/{user_id}/trophies"]["get"]["responses"]["200"]
+    assert trophies["content"]["application/json"]["schema"]["$ref"].endswith("ListTrophiesResponse")
