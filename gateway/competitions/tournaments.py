@@ -288,9 +288,13 @@ class Tournaments:
 
         doc, changed = await self.update(tournament_id, begin)
         if changed:
+            # Counted after the write that won: a change function runs again
+            # for every compare-and-set lost.
             metrics.TOURNAMENTS.labels(
-                doc["game"], doc["status"] if doc["status"] == CANCELLED else "started"
+                doc["game"], "cancelled" if doc["status"] == CANCELLED else "started"
             ).inc()
+            if doc["status"] == RUNNING:
+                metrics.TOURNAMENT_ROUNDS.labels(doc["game"], doc["format"]).inc()
             await self._after(doc)
         return doc
 
@@ -328,6 +332,10 @@ class Tournaments:
 
         doc, changed = await self.update(tournament_id, record_result)
         if changed:
+            if doc["status"] == FINISHED:
+                metrics.TOURNAMENTS.labels(doc["game"], "finished").inc()
+            elif doc["current_round"] != round_number:
+                metrics.TOURNAMENT_ROUNDS.labels(doc["game"], doc["format"]).inc()
             await self._after(doc)
 
     async def _after(self, doc: Doc) -> None:
@@ -569,7 +577,6 @@ def _pair_next(doc: Doc) -> None:
             ],
         }
     )
-    metrics.TOURNAMENT_ROUNDS.labels(doc["game"], doc["format"]).inc()
 
 
 def _advancing(played: Doc, seeds: dict[str, int]) -> list[str]:
@@ -595,7 +602,6 @@ def _finish(doc: Doc) -> None:
         rounds = [r["slots"] for r in doc["rounds"]]
         advancing = [_advancing(r, seeds) for r in doc["rounds"]]
         doc["places"] = [list(p) for p in rules.elimination_places(rounds, advancing, seeds)]
-    metrics.TOURNAMENTS.labels(doc["game"], "finished").inc()
 
 
 def standings(doc: Doc) -> list[tuple[int, str, float, float, bool]]:

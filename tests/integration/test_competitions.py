@@ -9,12 +9,14 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 import grpc
 import httpx
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 from redis.asyncio import Redis
 from rodada.platform.v1 import competitions_pb2, competitions_pb2_grpc
 
@@ -23,6 +25,7 @@ from services.kit import keys
 from tests.integration.grpc_client import bearer, refusal
 from tests.integration.http_client import ACTIVE, FINISHED, ApiRefused, Player, register
 from tests.integration.test_dudo_flow import decide as dudo_decide
+from tests.integration.time_travel import rewind_idle
 from tests.integration.waiting import until
 from tools.stack import Stack
 
@@ -33,7 +36,8 @@ Move = Callable[[dict[str, Any]], dict[str, Any]]
 @pytest.fixture(scope="module")
 def comp_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     """A stack of its own with two gateway replicas (one is killed here)."""
-    with Stack(tmp_path_factory.mktemp("competitions"), games=GAMES) as stack:
+    env = {"TOURNAMENT_CHECK_SECONDS": "0.5"}
+    with Stack(tmp_path_factory.mktemp("competitions"), games=GAMES, env=env) as stack:
         stack.gateway(0)
         stack.gateway(1)
         yield stack
@@ -434,7 +438,12 @@ async def test_a_dudo_swiss_tournament_of_multi_player_tables(
     players = [await register(a if i % 2 else b, f"u{i}") for i in range(10)]
     for player in players:
         await player.call("POST", f"{path}/register", {})
-    started = await admin.call("POST", f"{path}/start")
+    # Both replicas asked at once: one start, one first round.
+    other_face = Player(b, admin.token, admin.user_id, admin.name)
+    started, again = await asyncio.gather(
+        admin.call("POST", f"{path}/start"), other_face.call("POST", f"{path}/start")
+    )
+    assert started["rounds"] == again["rounds"] or len(again["rounds"]) == len(started["rounds"]) == 1
     # Ten players at tables of at most six: two tables of five.
     assert [len(b["entrant_ids"]) for b in started["rounds"][0]["boards"]] == [5, 5]
     final, snaps = await play_tournament(
@@ -457,6 +466,90 @@ async def test_a_dudo_swiss_tournament_of_multi_player_tables(
                 totals[entrant] += value
     standings = final["standings"]
     assert [s.get("score", 0.0) for s in standings] == sorted(totals.values(), reverse=True)
+    # Each round was paired once across the two replicas (the metric counts
+    # the pairings each replica wrote).
+    paired = sum(
+        count(comp_stack, replica, "rodada_tournament_rounds_total", game="dudo") for replica in (0, 1)
+    )
+    assert paired == 2
+
+
+def count(stack: Stack, replica: int, name: str, **labels: str) -> float:
+    text = httpx.get(stack.gateway(replica) + "/metrics", timeout=10).text
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items())
+    )
+
+
+async def test_a_tournament_starts_at_its_time_and_an_absent_player_forfeits(
+    http: tuple[httpx.AsyncClient, httpx.AsyncClient], comp_stack: Stack, redis: Redis
+) -> None:
+    a, b = http
+    admin = await make_admin(a, comp_stack)
+    # Accounts first (signing up takes a while): registering is quick.
+    players = [await register(a if i % 2 else b, f"t{i}") for i in range(3)]
+    created = await admin.call(
+        "POST",
+        "/v1/tournaments",
+        {
+            "name": "Relâmpago",
+            "game": "bozo",
+            "options": {"mode": "DUEL"},
+            "format": "swiss",
+            "max_entrants": 3,
+            "rounds": 1,
+            "starts_at": time.time() + 5,
+        },
+    )
+    path = f"/v1/tournaments/{created['id']}"
+    for player in players:
+        await player.call("POST", f"{path}/register", {})
+
+    async def running() -> bool:
+        now = await admin.call("GET", path)
+        return now["status"] == "TOURNAMENT_STATUS_RUNNING"
+
+    await until(running, timeout=60, every=0.3)  # nobody started it: the start time did
+    tournament = await admin.call("GET", path)
+    (board,) = tournament["rounds"][0]["boards"]
+    (bye,) = tournament["rounds"][0]["byes"]
+    assert bye not in board["entrant_ids"]
+    members = entrant_players(tournament)
+    by_user = {p.user_id: p for p in players}
+    seated = [by_user[members[e][0]] for e in board["entrant_ids"]]
+
+    async def started() -> bool:
+        try:
+            await seated[0].view(board["table_id"])
+        except ApiRefused:
+            return False
+        return True
+
+    await until(started, timeout=60)
+    snap = await seated[0].view(board["table_id"])
+    (idle,) = snap["to_act"]
+    absent = by_user[snap["seats"][idle]["user_id"]]
+    present = next(p for p in seated if p is not absent)
+    # The absent player never moves: after the game's 120 s (made to pass),
+    # the opponent claims the match, as at any table.
+    await rewind_idle(redis, board["table_id"], 121)
+    claimed = await present.act(board["table_id"], snap["version"], {"claim_inactivity": {}})
+    assert claimed["status"] == FINISHED
+
+    async def over() -> bool:
+        now = await admin.call("GET", path)
+        return now["status"] == "TOURNAMENT_STATUS_FINISHED"
+
+    await until(over, timeout=60, every=0.3)
+    final = await admin.call("GET", path)
+    scores = {s["entrant_id"]: s.get("score", 0.0) for s in final["standings"]}
+    entrant_of = {members[e][0]: e for e in members}
+    assert scores[bye] == 1.0 and scores[entrant_of[present.user_id]] == 1.0
+    assert scores[entrant_of[absent.user_id]] == 0.0
+    assert final["standings"][-1]["entrant_id"] == entrant_of[absent.user_id]
 
 
 # -- the two faces ------------------------------------------------------------------------
