@@ -57,3 +57,11 @@ TOURNAMENT_CONFLICTS = Counter(
     "rodada_tournament_conflicts_total",
     "Tournament writes that lost a compare-and-set to another replica and were recomputed",
 )
+LEAGUE_SEASONS = Counter(
+    "rodada_league_seasons_total", "League seasons closed, by game and mode", ["game", "mode"]
+)
+LEAGUE_MOVES = Counter(
+    "rodada_league_moves_total",
+    "Players moved when a season closed, by game, mode and direction (up, down)",
+    ["game", "mode", "direction"],
+)

@@ -86,6 +86,14 @@ class CompetitionServicer(competitions_pb2_grpc.CompetitionServiceServicer):
         doc = await self.p.tournaments.start(request.tournament_id, self._caller(context).identity)
         return competitions_pb2.StartTournamentResponse(tournament=self.p.tournaments.message(doc))
 
+    async def GetLeague(
+        self, request: competitions_pb2.GetLeagueRequest, context: Context
+    ) -> competitions_pb2.GetLeagueResponse:
+        self._caller(context)
+        return competitions_pb2.GetLeagueResponse(
+            league=await self.p.leagues.league(request.game, request.mode)
+        )
+
 
 def register(platform: Platform, server: grpc.aio.Server) -> str:
     competitions_pb2_grpc.add_CompetitionServiceServicer_to_server(CompetitionServicer(platform), server)

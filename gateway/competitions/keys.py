@@ -21,3 +21,40 @@ def tournament(tournament_id: str) -> str:
 
 TOURNAMENTS = "tournaments"  # sorted set: every tournament id, scored by creation time
 LIVE_TOURNAMENTS = "tournaments:live"  # set: registration or running, for the periodic check
+
+
+# -- leagues: one game and mode's keys share a hash tag, so recording a result
+# and closing a season are each one script.
+
+
+def _league(game: str, mode: str) -> str:
+    return f"{{lg:{game}:{mode}}}"
+
+
+def league_season(game: str, mode: str) -> str:
+    """Hash: ``number``, ``started_at``, ``ends_at``, ``version`` (bumped by
+    every result), ``last_moves`` (JSON)."""
+    return f"{_league(game, mode)}:season"
+
+
+def league_divisions(game: str, mode: str) -> str:
+    """Hash: player → division (1 = top), kept across seasons."""
+    return f"{_league(game, mode)}:divisions"
+
+
+def league_points(game: str, mode: str, season: int) -> str:
+    """Sorted set: the season's players by points."""
+    return f"{_league(game, mode)}:s{season}:points"
+
+
+def league_played(game: str, mode: str, season: int) -> str:
+    """Hash: player → ranked matches played this season."""
+    return f"{_league(game, mode)}:s{season}:played"
+
+
+def league_recorded(game: str, mode: str, season: int) -> str:
+    """Set: ``<match>:<player>`` already counted this season."""
+    return f"{_league(game, mode)}:s{season}:recorded"
+
+
+LEAGUES = "leagues"  # set: ``<game>:<mode>`` of every league with a result, for the season check

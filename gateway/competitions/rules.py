@@ -212,3 +212,23 @@ def elimination_places(
         places.extend((loser, place) for loser in losers)
         place += len(losers)
     return places
+
+
+# -- league seasons -------------------------------------------------------------------------
+
+
+def season_moves(standings: dict[int, list[str]], divisions: int, moves: int) -> dict[str, int]:
+    """Where players go when a season closes: ``standings[d]`` is division
+    d's players who played this season, best first (1 = the top division).
+    The best ``moves`` of every division but the top go up one, the worst
+    ``moves`` of every division but the lowest go down one; a division with
+    fewer than twice ``moves`` players moves half of them each way (rounded
+    down), so nobody goes both ways. Players who did not play stay."""
+    moved: dict[str, int] = {}
+    for division, ranked in standings.items():
+        count = min(moves, len(ranked) // 2)
+        if division > 1:
+            moved.update((player, division - 1) for player in ranked[:count])
+        if division < divisions and count:
+            moved.update((player, division + 1) for player in ranked[-count:])
+    return moved

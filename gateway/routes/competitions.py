@@ -63,6 +63,13 @@ async def create_tournament(body: CreateTournament, caller: CallerDep, p: Platfo
     return message_json(p.tournaments.message(doc))
 
 
+@router.get("/leagues/{game}/{mode}", openapi_extra=returns(competitions_pb2.League))
+async def league(game: str, mode: str, caller: CallerDep, p: PlatformDep) -> dict[str, Any]:
+    """A ranked mode's current season: standings per division, when it
+    closes, and the moves that closed the previous one."""
+    return message_json(await p.leagues.league(game, mode))
+
+
 @router.get("/tournaments", openapi_extra=returns(competitions_pb2.ListTournamentsResponse))
 async def list_tournaments(
     caller: CallerDep, p: PlatformDep, game: str = "", status: str = ""

@@ -20,6 +20,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from redis.asyncio import Redis
 from rodada.platform.v1 import competitions_pb2, competitions_pb2_grpc
 
+from gateway.competitions import keys as ckeys
 from gateway.competitions import rules
 from services.kit import keys
 from tests.integration.grpc_client import bearer, refusal
@@ -36,7 +37,7 @@ Move = Callable[[dict[str, Any]], dict[str, Any]]
 @pytest.fixture(scope="module")
 def comp_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     """A stack of its own with two gateway replicas (one is killed here)."""
-    env = {"TOURNAMENT_CHECK_SECONDS": "0.5"}
+    env = {"COMPETITIONS_CHECK_SECONDS": "0.5", "LEAGUE_DIVISIONS": "2", "LEAGUE_MOVES": "2"}
     with Stack(tmp_path_factory.mktemp("competitions"), games=GAMES, env=env) as stack:
         stack.gateway(0)
         stack.gateway(1)
@@ -566,6 +567,7 @@ COMPETITION_ROUTES: dict[tuple[str, str], str] = {
     ("POST", "/v1/tournaments/{tournament_id}/register"): "RegisterForTournament",
     ("POST", "/v1/tournaments/{tournament_id}/withdraw"): "WithdrawFromTournament",
     ("POST", "/v1/tournaments/{tournament_id}/start"): "StartTournament",
+    ("GET", "/v1/leagues/{game}/{mode}"): "GetLeague",
 }
 
 
@@ -575,7 +577,9 @@ def test_every_competition_route_has_its_rpc() -> None:
     from tests.integration.test_parity import app_routes
 
     served = {
-        r for r in app_routes(create_app(GatewaySettings())) if "trophies" in r[1] or "tournaments" in r[1]
+        r
+        for r in app_routes(create_app(GatewaySettings()))
+        if any(w in r[1] for w in ("trophies", "tournaments", "leagues"))
     }
     assert served == COMPETITION_ROUTES.keys()
     assert set(COMPETITION_ROUTES.values()) == set(COMPETITION.methods_by_name)
@@ -642,3 +646,113 @@ async def test_openapi_types_the_competition_routes(
     assert {"entrants", "rounds", "standings", "status", "format"} <= tournament["properties"].keys()
     trophies = schema["paths"]["/v1/users/{user_id}/trophies"]["get"]["responses"]["200"]
     assert trophies["content"]["application/json"]["schema"]["$ref"].endswith("ListTrophiesResponse")
+
+
+# -- leagues ---------------------------------------------------------------------------------
+
+
+async def test_a_season_closes_and_moves_players_between_divisions(
+    http: tuple[httpx.AsyncClient, httpx.AsyncClient], comp_stack: Stack, redis: Redis
+) -> None:
+    """Two divisions, two moves each way (the module's stack): ranked duels
+    score placement points; closing a season (its end made to pass) sends the
+    best of division 2 up and, once division 1 has players, its worst down."""
+    from tests.integration.test_ratings_flow import ranked_table
+
+    a, b = http
+    players = [await register(a if i % 2 else b, f"l{i}") for i in range(4)]
+    by_user = {p.user_id: p for p in players}
+    league_path = "/v1/leagues/bozo/duel"
+
+    async def ranked_duel(first: Player, second: Player) -> str:
+        table_id, _ = await ranked_table(comp_stack, [first, second], "bozo", {"mode": "DUEL"})
+        await play_table({first.user_id: first, second.user_id: second}, table_id, bozo_move)
+        return table_id
+
+    async def league() -> dict[str, Any]:
+        return await players[0].call("GET", league_path)
+
+    async def played(count: int, season: int) -> None:
+        async def recorded() -> bool:
+            now = await league()
+            rows = [row for d in now["divisions"] for row in d.get("standings", [])]
+            ours = [row for row in rows if row["user_id"] in by_user]
+            return now["season"] == season and sum(row.get("played", 0) for row in ours) == count
+
+        await until(recorded, timeout=60, every=0.3)
+
+    async def close_season(number: int) -> dict[str, Any]:
+        await redis.hset(ckeys.league_season("bozo", "duel"), "ends_at", time.time() - 1)
+
+        async def closed() -> bool:
+            return (await league())["season"] == number + 1
+
+        await until(closed, timeout=60, every=0.3)
+        return await league()
+
+    def division_rows(league: dict[str, Any], number: int) -> list[dict[str, Any]]:
+        (division,) = [d for d in league["divisions"] if d["number"] == number]
+        return list(division.get("standings", []))
+
+    # Season 1: everyone starts in the lowest division.
+    first = await league()
+    assert first["division_count"] == 2 and first["ends_at"] > time.time()
+    start_season = first["season"]
+    table_id = await ranked_duel(players[0], players[1])
+    await ranked_duel(players[2], players[3])
+    await played(4, start_season)
+    before = await league()
+    assert division_rows(before, 1) == []
+    rows = division_rows(before, 2)
+    assert sorted(r["user_id"] for r in rows) == sorted(by_user)
+    assert sorted(r.get("points", 0.0) for r in rows) in (
+        [0.0, 0.0, 1.0, 1.0],
+        [0.0, 0.5, 0.5, 1.0],
+        [0.5, 0.5, 0.5, 0.5],
+    )
+    points = [r.get("points", 0.0) for r in rows]
+    assert points == sorted(points, reverse=True)
+
+    # A result delivered again counts once.
+    stream = keys.results(keys.group(table_id))
+    entry = next(fields for _, fields in await redis.xrange(stream) if fields["match"] == table_id)
+    await redis.delete(keys.rated(table_id))
+    await redis.xadd(stream, entry)
+    await until(lambda: redis.exists(keys.rated(table_id)), timeout=60)
+    assert division_rows(await league(), 2) == rows
+
+    after = await close_season(start_season)
+    up = [r["user_id"] for r in rows[:2]]
+    expected = [{"user_id": u, "from_division": 2, "to_division": 1} for u in sorted(up)]
+    assert sorted(after["last_moves"], key=lambda m: m["user_id"]) == expected
+    assert division_rows(after, 1) == division_rows(after, 2) == []  # a new season, empty
+
+    # Season 2: the promoted pair meet in division 1, the others in division 2.
+    top = [by_user[u] for u in up]
+    rest = [p for p in players if p.user_id not in up]
+    await ranked_duel(top[0], top[1])
+    await ranked_duel(rest[0], rest[1])
+    await played(4, start_season + 1)
+    season2 = await league()
+    division1, division2 = division_rows(season2, 1), division_rows(season2, 2)
+    assert sorted(r["user_id"] for r in division1) == sorted(up)
+    moved = rules.season_moves(
+        {1: [r["user_id"] for r in division1], 2: [r["user_id"] for r in division2]}, 2, 2
+    )
+    assert moved == {division1[1]["user_id"]: 2, division2[0]["user_id"]: 1}
+    final = await close_season(start_season + 1)
+    assert {m["user_id"]: m["to_division"] for m in final["last_moves"]} == moved
+
+    # Over gRPC, the same league.
+    async with grpc.aio.insecure_channel(comp_stack.platform_grpc(0)) as channel:
+        stub = competitions_pb2_grpc.CompetitionServiceStub(channel)
+        got = await stub.GetLeague(
+            competitions_pb2.GetLeagueRequest(game="bozo", mode="duel"), metadata=bearer(players[0].token)
+        )
+        assert got.league.season == final["season"]
+        assert {m.user_id: m.to_division for m in got.league.last_moves} == moved
+        with pytest.raises(grpc.aio.AioRpcError) as failed:
+            await stub.GetLeague(
+                competitions_pb2.GetLeagueRequest(game="bozo", mode="solo"), metadata=bearer(players[0].token)
+            )
+        assert refusal(failed.value) == (grpc.StatusCode.NOT_FOUND, "unknown_league")

@@ -161,3 +161,14 @@ def test_rounds_needed() -> None:
     assert [rules.swiss_rounds(n) for n in (2, 3, 4, 16, 17)] == [1, 2, 2, 4, 5]
     assert rules.elimination_rounds(8) == 3 and rules.elimination_rounds(6) == 3
     assert rules.bracket_order(2) == [1, 2]
+
+
+def test_season_moves_up_and_down() -> None:
+    standings = {1: ["a", "b", "c", "d"], 2: ["e", "f", "g"], 3: ["h", "i", "j", "k", "l"]}
+    moved = rules.season_moves(standings, 3, 2)
+    # Top division: the worst two go down. Middle (three players): one each way.
+    # Lowest: the best two go up, nobody lower to go to.
+    assert moved == {"c": 2, "d": 2, "e": 1, "g": 3, "h": 2, "i": 2}
+    assert rules.season_moves({2: ["x"]}, 2, 1) == {}  # alone: nobody to be better than
+    assert rules.season_moves({2: ["x", "y"]}, 2, 1) == {"x": 1}
+    assert rules.season_moves({1: ["x", "y"]}, 2, 3) == {"y": 2}
