@@ -89,20 +89,24 @@ async def play_table(players: dict[str, Player], table_id: str, move: Move) -> d
 
     await until(started, timeout=60, every=0.2)
     while True:
-        snap = await anyone.view(table_id)
-        if snap["status"] == FINISHED:
-            return snap
-        assert snap["status"] == ACTIVE
-        for seat in snap["to_act"]:
-            player = players[snap["seats"][seat]["user_id"]]
-            mine = await player.view(table_id)
-            if mine["status"] != ACTIVE or seat not in mine["to_act"]:
-                continue
-            try:
+        try:
+            snap = await anyone.view(table_id)
+            if snap["status"] == FINISHED:
+                return snap
+            assert snap["status"] == ACTIVE
+            for seat in snap["to_act"]:
+                player = players[snap["seats"][seat]["user_id"]]
+                mine = await player.view(table_id)
+                if mine["status"] != ACTIVE or seat not in mine["to_act"]:
+                    continue
                 await player.act(table_id, mine["version"], move(mine))
-            except ApiRefused as refused:
-                if refused.code not in ("stale_version", "not_your_turn", "game_over"):
-                    raise
+        except ApiRefused as refused:
+            if refused.code not in ("stale_version", "not_your_turn", "game_over"):
+                raise
+        except httpx.TransportError:
+            # The replica went away mid-call (the test killed it): the move
+            # landed or not; read again, from the replica the player now uses.
+            await asyncio.sleep(0.2)
 
 
 async def play_tournament(
@@ -334,13 +338,30 @@ async def test_a_16_player_swiss_bozo_duel_tournament_survives_a_killed_replica(
     assert sorted(e["seed"] for e in started["entrants"]) == list(range(1, 17))
     by_user = {p.user_id: p for p in players}
 
+    killed: list[asyncio.Task[None]] = []
+
+    async def kill_when_a_match_ends(table_ids: list[str]) -> None:
+        """SIGKILL replica 1 the moment a round-3 match ends: its result is in
+        the stream, perhaps taken by replica 1 and never acknowledged."""
+
+        async def one_ended() -> bool:
+            views = [await admin.view(t) for t in table_ids]
+            return any(v["status"] == FINISHED for v in views)
+
+        await until(one_ended, timeout=300, every=0.05)
+        comp_stack.stop("gateway-1", signal.SIGKILL)
+
     async def kill_replica_1(finished_round: int) -> None:
         if finished_round == 2:
-            comp_stack.stop("gateway-1", signal.SIGKILL)
-            for player in players:
-                player.http = a
+            for player in [admin, *players]:
+                player.http = a  # the bots' requests go to the survivor from now on
+            now = await admin.call("GET", path)
+            tables = [b["table_id"] for b in now["rounds"][2]["boards"]]
+            killed.append(asyncio.create_task(kill_when_a_match_ends(tables)))
 
     final, snaps = await play_tournament(admin, created["id"], by_user, bozo_move, kill_replica_1)
+    await killed[0]
+    assert comp_stack.processes["gateway-1"].poll() is not None
     assert final["current_round"] == 4 and len(final["rounds"]) == 4
     assert all(len(r["boards"]) == 8 for r in final["rounds"])
     check_swiss(final)
