@@ -16,7 +16,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2
 from prometheus_client.parser import text_string_to_metric_families
 from rodada.common.v1 import match_pb2
-from rodada.platform.v1 import platform_pb2, platform_pb2_grpc
+from rodada.platform.v1 import competitions_pb2, platform_pb2, platform_pb2_grpc
 
 from services.kit.tokens import Identity
 from tests.integration.grpc_client import bearer, raw_stream, raw_unary, refusal
@@ -24,6 +24,8 @@ from tools.stack import Stack
 
 MATCH_SERVICE = match_pb2.DESCRIPTOR.services_by_name["MatchService"]
 PLATFORM_SERVICE = platform_pb2.DESCRIPTOR.services_by_name["PlatformService"]
+COMPETITION_SERVICE = competitions_pb2.DESCRIPTOR.services_by_name["CompetitionService"]
+DESCRIPTORS = {d.full_name: d for d in (MATCH_SERVICE, PLATFORM_SERVICE, COMPETITION_SERVICE)}
 REFLECTION = {
     "v1": "grpc.reflection.v1.ServerReflection",
     "v1alpha": "grpc.reflection.v1alpha.ServerReflection",
@@ -38,6 +40,7 @@ def servers(stack: Stack) -> dict[str, tuple[str, str]]:
     """Every gRPC server: name → (address, its API's full service name)."""
     found = {game: (stack.service(game), MATCH_SERVICE.full_name) for game in stack.games}
     found["platform"] = (stack.platform_grpc(), PLATFORM_SERVICE.full_name)
+    found["competitions"] = (stack.platform_grpc(), COMPETITION_SERVICE.full_name)  # the same server
     return found
 
 
@@ -69,7 +72,8 @@ def files(reply: reflection_pb2.ServerReflectionResponse) -> list[descriptor_pb2
 
 @pytest.mark.parametrize("version", ["v1", "v1alpha"])
 async def test_every_server_serves_health_and_reflection(stack: Stack, version: str) -> None:
-    for name, (address, service) in servers(stack).items():
+    every = servers(stack)
+    for name, (address, service) in every.items():
         async with grpc.aio.insecure_channel(address) as channel:
             health = health_pb2_grpc.HealthStub(channel)
             for checked in ("", service):
@@ -84,7 +88,8 @@ async def test_every_server_serves_health_and_reflection(stack: Stack, version: 
                 reflection_pb2.ServerReflectionRequest(file_containing_symbol=REFLECTION[version]),
             )
             names = {s.name for s in listed.list_services_response.service}
-            assert names == {service, HEALTH, *REFLECTION.values()}, (name, names)
+            served = {s for a, s in every.values() if a == address}
+            assert names == {*served, HEALTH, *REFLECTION.values()}, (name, names)
             api = files(described)[0]
             assert f"{api.package}.{api.service[0].name}" == service, name
             (reflection_file,) = files(itself)
@@ -98,7 +103,7 @@ async def test_an_undecodable_request_is_invalid_argument_on_every_method(stack:
     token = bearer(stack.token(Identity("u_garbage", "garbage", "user")))
     refused = {}
     for name, (address, service) in servers(stack).items():
-        descriptor = MATCH_SERVICE if service == MATCH_SERVICE.full_name else PLATFORM_SERVICE
+        descriptor = DESCRIPTORS[service]
         async with grpc.aio.insecure_channel(address) as channel:
             for method in descriptor.methods:
                 path = f"/{service}/{method.name}"
@@ -106,7 +111,11 @@ async def test_an_undecodable_request_is_invalid_argument_on_every_method(stack:
                 for metadata in (token, ()):
                     error = await send(channel, path, UNDECODABLE, metadata)
                     refused[(name, method.name, bool(metadata))] = refusal(error)
-    assert len(refused) == 2 * (len(stack.games) * len(MATCH_SERVICE.methods) + len(PLATFORM_SERVICE.methods))
+    assert len(refused) == 2 * (
+        len(stack.games) * len(MATCH_SERVICE.methods)
+        + len(PLATFORM_SERVICE.methods)
+        + len(COMPETITION_SERVICE.methods)
+    )
     wrong = {k: v for k, v in refused.items() if v != (grpc.StatusCode.INVALID_ARGUMENT, "invalid_request")}
     assert not wrong, wrong
 
