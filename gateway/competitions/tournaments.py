@@ -153,6 +153,8 @@ class Tournaments:
         if not 0 <= request.rounds <= MAX_ROUNDS:
             raise invalid("invalid_tournament", f"rounds: 0-{MAX_ROUNDS}")
         seats = request.table_size or _default_seats(game, options)
+        if seats < 2:
+            raise invalid("invalid_tournament", "table_size: at least 2 (a tournament needs opponents)")
         mode = game.mode_for(seats, options)
         partnership = len(mode.teams) == 2 and all(len(t.seats) == 2 for t in mode.teams) and seats == 4
         two_sided = partnership or seats == 2
@@ -320,9 +322,12 @@ class Tournaments:
             if board["finished"]:
                 return False
             entrants = {e["id"]: e for e in record["entrants"]}
-            ranks = [
-                result["ranks"][by_user[entrants[eid]["players"][0]["user_id"]]] for eid in board["entrants"]
-            ]
+            firsts = [entrants[eid]["players"][0]["user_id"] for eid in board["entrants"]]
+            if any(user not in by_user for user in firsts):
+                # Not this board's players: never retried into a stuck stream.
+                log.error("match %s does not seat board %s's entrants", match_id, board["number"])
+                return False
+            ranks = [result["ranks"][by_user[user]] for user in firsts]
             board["ranks"] = ranks
             board["points"] = rules.placement_points(ranks)
             board["finished"] = True

@@ -573,6 +573,15 @@ async def test_a_tournament_starts_at_its_time_and_an_absent_player_forfeits(
     assert scores[entrant_of[absent.user_id]] == 0.0
     assert final["standings"][-1]["entrant_id"] == entrant_of[absent.user_id]
 
+    # The board's result delivered again changes nothing.
+    table_id = board["table_id"]
+    stream = keys.results(keys.group(table_id))
+    entry = next(fields for _, fields in await redis.xrange(stream) if fields["match"] == table_id)
+    await redis.delete(keys.rated(table_id))
+    await redis.xadd(stream, entry)
+    await until(lambda: redis.exists(keys.rated(table_id)), timeout=60)
+    assert await admin.call("GET", path) == final
+
 
 # -- the two faces ------------------------------------------------------------------------
 
