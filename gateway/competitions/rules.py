@@ -16,7 +16,8 @@ Swiss (``swiss_round``):
 - two-sided boards: the top unpaired entrant meets the next one it has not
   met, searching with backtracking so that nobody further down is left
   without a rematch-free opponent; only if no rematch-free pairing of the
-  whole field exists are rematches allowed (the same order, rematches
+  whole field exists (or none was found within ``SEARCH_BUDGET`` partial
+  pairings) are rematches allowed (the same order, rematches
   permitted). With an odd number the lowest-ordered entrant without a bye
   sits out and takes a full point (1, as a win);
 - multi-player tables: the ordered field is cut into tables as even as the
@@ -90,18 +91,45 @@ def swiss_order(played: Played, seeds: Mapping[str, int]) -> list[str]:
     return sorted(played.scores, key=lambda e: (-played.scores[e], seeds[e]))
 
 
-def _pair(order: list[str], met: Mapping[str, set[str]], rematches: bool) -> list[tuple[str, str]] | None:
+# How many partial pairings the search may try before it settles for
+# rematches: late rounds of a small field can make a rematch-free pairing
+# impossible, and proving that by exhaustion is exponential.
+SEARCH_BUDGET = 20_000
+
+
+class _OutOfBudget(Exception):
+    pass
+
+
+def _pair(
+    order: list[str], met: Mapping[str, set[str]], rematches: bool, budget: list[int]
+) -> list[tuple[str, str]] | None:
     """Pair ``order`` top down with backtracking; None if impossible."""
     if not order:
         return []
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _OutOfBudget
     first, rest = order[0], order[1:]
     for index, other in enumerate(rest):
         if not rematches and other in met[first]:
             continue
-        tail = _pair(rest[:index] + rest[index + 1 :], met, rematches)
+        tail = _pair(rest[:index] + rest[index + 1 :], met, rematches, budget)
         if tail is not None:
             return [(first, other), *tail]
     return None
+
+
+def _pair_avoiding_rematches(order: list[str], met: Mapping[str, set[str]]) -> list[tuple[str, str]]:
+    try:
+        pairs = _pair(order, met, False, [SEARCH_BUDGET])
+    except _OutOfBudget:
+        pairs = None
+    if pairs is None:
+        # Rematches allowed: the top-down pairing, found at the first try.
+        pairs = _pair(order, met, True, [len(order)])
+    assert pairs is not None  # an even field always pairs with rematches allowed
+    return pairs
 
 
 def swiss_round(
@@ -117,9 +145,7 @@ def swiss_round(
         bye = next((e for e in reversed(order) if e not in played.byes), order[-1])
         byes = [bye]
         order = [e for e in order if e != bye]
-    pairs = _pair(order, played.met, rematches=False) or _pair(order, played.met, rematches=True)
-    assert pairs is not None  # an even field always pairs with rematches allowed
-    return [list(pair) for pair in pairs], byes
+    return [list(pair) for pair in _pair_avoiding_rematches(order, played.met)], byes
 
 
 def split_tables(order: Sequence[str], table_size: int, min_size: int) -> list[list[str]]:

@@ -3,6 +3,7 @@ pairing without rematches, Buchholz, elimination seeding and byes."""
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import pytest
@@ -172,3 +173,20 @@ def test_season_moves_up_and_down() -> None:
     assert rules.season_moves({2: ["x"]}, 2, 1) == {}  # alone: nobody to be better than
     assert rules.season_moves({2: ["x", "y"]}, 2, 1) == {"x": 1}
     assert rules.season_moves({1: ["x", "y"]}, 2, 3) == {"y": 2}
+
+
+def test_an_impossible_rematch_free_round_is_given_up_within_the_budget() -> None:
+    # Nine entrants who have each met all eleven others, and never each other:
+    # every rematch-free pairing would pair the nine among themselves, which
+    # an odd group cannot do. Proving it by exhaustion takes 2.3 million
+    # partial pairings (11 s); the search gives up within its budget of
+    # 20,000 and allows rematches.
+    group_a = [f"a{i}" for i in range(9)]
+    group_b = [f"b{i:02d}" for i in range(11)]
+    ids = [e for pair in itertools.zip_longest(group_b, group_a) for e in pair if e]
+    seeds = {e: i for i, e in enumerate(ids, 1)}
+    boards = [[x, y] for x in group_a for y in group_b]
+    played = rules.tally(ids, boards, [[0.0, 0.0]] * len(boards), [])
+    paired, byes = rules.swiss_round(played, seeds, 2)
+    assert byes == [] and sorted(e for p in paired for e in p) == sorted(ids)
+    assert paired == [[ids[i], ids[i + 1]] for i in range(0, 20, 2)]  # seed order, rematches and all
