@@ -32,7 +32,7 @@ from typing import Any, cast
 
 import grpc
 import orjson
-from google.protobuf import any_pb2
+from google.protobuf import any_pb2, json_format
 from rodada.platform.v1 import competitions_pb2
 
 from gateway import metrics
@@ -341,7 +341,13 @@ class Tournaments:
                 metrics.TOURNAMENTS.labels(doc["game"], "finished").inc()
             elif doc["current_round"] != round_number:
                 metrics.TOURNAMENT_ROUNDS.labels(doc["game"], doc["format"]).inc()
-            await self._after(doc)
+            try:
+                await self._after(doc)
+            except Exception:
+                # The result is recorded; the periodic check starts the
+                # round's tables again. Raising here would hold up every
+                # result behind this one in the results stream.
+                log.exception("tournament %s: starting round %s", tournament_id, doc["current_round"])
 
     async def _after(self, doc: Doc) -> None:
         """What follows a change: start the current round's tables, or award
@@ -511,8 +517,6 @@ def _entrant_of(doc: Doc, user_id: str) -> Doc | None:
 def _default_seats(game: GameClient, options: dict[str, Any]) -> int:
     """Two sides where the options' mode has them, else a table of four
     (or the nearest size the game allows)."""
-    from google.protobuf import json_format
-
     for mode in game.info.modes:
         wanted = json_format.MessageToDict(mode.options)
         if not all(options.get(k, v) == v for k, v in wanted.items()) or max(mode.seat_counts) < 2:
