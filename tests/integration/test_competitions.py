@@ -786,3 +786,43 @@ async def test_a_season_closes_and_moves_players_between_divisions(
                 competitions_pb2.GetLeagueRequest(game="bozo", mode="solo"), metadata=bearer(players[0].token)
             )
         assert refusal(failed.value) == (grpc.StatusCode.NOT_FOUND, "unknown_league")
+
+
+async def test_the_periodic_check_starts_a_round_whose_tables_could_not_start(
+    http: tuple[httpx.AsyncClient, httpx.AsyncClient], comp_stack: Stack
+) -> None:
+    """The game is down when the tournament starts: the round is paired (once)
+    but its table cannot start. When the game is back, a replica's periodic
+    check starts it, and the tournament plays on."""
+    a, _ = http
+    admin = await make_admin(a, comp_stack)
+    players = [await register(a, f"c{i}") for i in range(2)]
+    created = await admin.call(
+        "POST",
+        "/v1/tournaments",
+        {"name": "Apagão", "game": "bozo", "options": {"mode": "DUEL"}, "format": "swiss", "max_entrants": 2},
+    )
+    path = f"/v1/tournaments/{created['id']}"
+    for player in players:
+        await player.call("POST", f"{path}/register", {})
+    comp_stack.stop("bozo")
+    try:
+        with pytest.raises(ApiRefused) as refused:
+            await admin.call("POST", f"{path}/start")
+        assert refused.value.status == 503
+        paired = await admin.call("GET", path)
+        assert paired["status"] == "TOURNAMENT_STATUS_RUNNING" and len(paired["rounds"]) == 1
+        (board,) = paired["rounds"][0]["boards"]
+    finally:
+        comp_stack.service("bozo")
+
+    async def started() -> bool:
+        try:
+            return (await players[0].view(board["table_id"]))["status"] == ACTIVE
+        except ApiRefused:
+            return False
+
+    await until(started, timeout=90, every=0.3)
+    final, _ = await play_tournament(admin, created["id"], {p.user_id: p for p in players}, bozo_move)
+    assert final["status"] == "TOURNAMENT_STATUS_FINISHED" and len(final["rounds"]) == 1
+    assert [b["table_id"] for b in final["rounds"][0]["boards"]] == [board["table_id"]]
