@@ -192,6 +192,8 @@ def check_swiss(tournament: dict[str, Any]) -> None:
         for entrant, value in zip(seated, got, strict=True):
             scores[entrant] += value
             met[entrant] += [o for o in seated if o != entrant]
+    for entrant in byes:
+        scores[entrant] += 1.0  # a bye is a full point, and meets nobody
     buchholz = {e: sum(scores[o] for o in met[e]) for e in ids}
     standings = tournament["standings"]
     assert [s["place"] for s in standings] == list(range(1, len(ids) + 1))
@@ -826,3 +828,51 @@ async def test_the_periodic_check_starts_a_round_whose_tables_could_not_start(
     final, _ = await play_tournament(admin, created["id"], {p.user_id: p for p in players}, bozo_move)
     assert final["status"] == "TOURNAMENT_STATUS_FINISHED" and len(final["rounds"]) == 1
     assert [b["table_id"] for b in final["rounds"][0]["boards"]] == [board["table_id"]]
+
+
+async def test_bozo_duplas_swiss_with_teams_and_a_bye(
+    http: tuple[httpx.AsyncClient, httpx.AsyncClient], comp_stack: Stack
+) -> None:
+    a, b = http
+    admin = await make_admin(a, comp_stack)
+    created = await admin.call(
+        "POST",
+        "/v1/tournaments",
+        {
+            "name": "Duplas",
+            "game": "bozo",
+            "options": {"mode": "DUPLAS"},
+            "format": "swiss",
+            "max_entrants": 3,
+        },
+    )
+    assert (created["mode"], created["team_size"], created["table_size"]) == ("duplas", 2, 4)
+    path = f"/v1/tournaments/{created['id']}"
+    players = [await register(a if i % 2 else b, f"j{i}") for i in range(7)]
+    for first, second in zip(players[:6:2], players[1:6:2], strict=True):
+        code = (await first.call("POST", f"{path}/register", {}))["team_code"]
+        await second.call("POST", f"{path}/register", {"team_code": code})
+    # A fourth team never finds its partner: it is full (three entrants), and
+    # a code is needed to join a team.
+    with pytest.raises(ApiRefused) as refused:
+        await players[6].call("POST", f"{path}/register", {})
+    assert refused.value.code == "tournament_full"
+    with pytest.raises(ApiRefused) as refused:
+        await players[6].call("POST", f"{path}/register", {"team_code": "nope"})
+    assert refused.value.code == "team_code_not_found"
+    started = await admin.call("POST", f"{path}/start")
+    assert started["rounds_planned"] == 2
+    (board,) = started["rounds"][0]["boards"]
+    (bye,) = started["rounds"][0]["byes"]
+    members = entrant_players(started)
+    table = await admin.call("GET", f"/v1/tables/{board['table_id']}")
+    seated = [p["user_id"] for p in table["players"]]
+    first, second = (members[e] for e in board["entrant_ids"])
+    # JADE sits 0 & 2, AMBAR 1 & 3: partners opposite.
+    assert [seated[0], seated[2]] == first and [seated[1], seated[3]] == second
+    final, snaps = await play_tournament(admin, created["id"], {p.user_id: p for p in players[:6]}, bozo_move)
+    check_boards(final, snaps)
+    check_swiss(final)
+    # The round-one bye sits out no more: round two seats it.
+    assert bye in final["rounds"][1]["boards"][0]["entrant_ids"]
+    assert final["rounds"][1]["byes"] != [bye]
