@@ -3,6 +3,7 @@ guard, same Platform): the operations of gateway/routes/competitions.py."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any, TypeAlias
 
 import grpc
@@ -65,6 +66,17 @@ class CompetitionServicer(competitions_pb2_grpc.CompetitionServiceServicer):
         self._caller(context)
         doc, _ = await self.p.tournaments.load(request.tournament_id)
         return competitions_pb2.GetTournamentResponse(tournament=self.p.tournaments.message(doc))
+
+    async def FollowTournament(
+        self, request: competitions_pb2.FollowTournamentRequest, context: Context
+    ) -> AsyncIterator[competitions_pb2.FollowTournamentResponse]:
+        self._caller(context)
+        updates = self.p.tournaments.follow(request.tournament_id)
+        try:
+            async for doc in updates:
+                yield competitions_pb2.FollowTournamentResponse(tournament=self.p.tournaments.message(doc))
+        finally:
+            await updates.aclose()
 
     async def RegisterForTournament(
         self, request: competitions_pb2.RegisterForTournamentRequest, context: Context

@@ -27,7 +27,7 @@ import asyncio
 import logging
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import AsyncGenerator, Callable
 from typing import Any, cast
 
 import grpc
@@ -42,7 +42,7 @@ from gateway.competitions.trophies import PODIUM, Trophies
 from gateway.games import GameClient, Games
 from gateway.results import Results
 from gateway.tables import Tables
-from services.kit.errors import Refused, conflict, invalid, not_found, permission_denied
+from services.kit.errors import Refused, conflict, invalid, not_found, permission_denied, unavailable
 from services.kit.store import RedisClient
 from services.kit.tasks import cancel_requested
 from services.kit.tokens import Identity
@@ -431,6 +431,21 @@ class Tournaments:
             await asyncio.sleep(every_seconds)
 
     # -- reading -----------------------------------------------------------------------
+
+    async def follow(self, tournament_id: str, poll_seconds: float = 0.5) -> AsyncGenerator[Doc, None]:
+        """The record now, then after every change, until it is over (the
+        matchmaking tickets' way: a version read per poll, the record only
+        when it changed). Raises Refused (404) before the first."""
+        doc, version = await self.load(tournament_id)
+        yield doc
+        while doc["status"] not in (FINISHED, CANCELLED):
+            await asyncio.sleep(poll_seconds)
+            if cancel_requested():
+                raise unavailable("the server is draining: follow again", "draining")
+            now = int(await self.redis.hget(ckeys.tournament(tournament_id), "v") or 0)
+            if now != version:
+                doc, version = await self.load(tournament_id)
+                yield doc
 
     async def list(self, game: str, status: str) -> list[Doc]:
         ids = cast(list[str], await self.redis.zrevrange(ckeys.TOURNAMENTS, 0, 199))

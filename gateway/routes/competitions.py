@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Response
+import orjson
+from fastapi import APIRouter, Response, WebSocket
 from pydantic import BaseModel, Field
 from rodada.platform.v1 import competitions_pb2
 
@@ -12,6 +13,7 @@ from gateway.competitions import trophies
 from gateway.competitions.tournaments import FORMATS, STATUSES
 from gateway.deps import CallerDep, PlatformDep, message_json
 from gateway.openapi import returns
+from gateway.routes.feeds import _serve as serve_socket
 from services.kit.errors import invalid
 
 router = APIRouter(prefix="/v1", tags=["competitions"])
@@ -88,6 +90,27 @@ async def get_tournament(tournament_id: str, caller: CallerDep, p: PlatformDep) 
     """Entrants, every round's tables and results, and the standings."""
     doc, _ = await p.tournaments.load(tournament_id)
     return message_json(p.tournaments.message(doc))
+
+
+@router.websocket("/tournaments/{tournament_id}/events")
+async def follow_tournament(websocket: WebSocket, tournament_id: str) -> None:
+    """Send the hello ``{"token"}``; receive ``{"tournament": ...}`` now and
+    after every change, then ``{"end": {"reason": "tournament_over"}}``
+    (close codes as the other feeds')."""
+
+    async def body(socket: Any, p: Any) -> None:
+        await socket.hello(p)
+        updates = p.tournaments.follow(tournament_id)
+        try:
+            await socket.pump(
+                updates,
+                lambda doc: orjson.dumps({"tournament": message_json(p.tournaments.message(doc))}).decode(),
+            )
+        finally:
+            await updates.aclose()
+        await socket.finish("tournament_over")
+
+    await serve_socket(websocket, body)
 
 
 @router.post(

@@ -5,6 +5,7 @@ the trophies and the tournament read over gRPC too)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -16,6 +17,7 @@ from typing import Any
 import grpc
 import httpx
 import pytest
+import websockets
 from prometheus_client.parser import text_string_to_metric_families
 from redis.asyncio import Redis
 from rodada.platform.v1 import competitions_pb2, competitions_pb2_grpc
@@ -204,6 +206,30 @@ def check_swiss(tournament: dict[str, Any]) -> None:
         (-scores[s["entrant_id"]], -buchholz[s["entrant_id"]], seeds[s["entrant_id"]]) for s in standings
     ]
     assert keyed == sorted(keyed)
+
+
+async def follow_grpc(stack: Stack, token: str, tournament_id: str, seen: list[dict[str, Any]]) -> None:
+    """Every tournament FollowTournament sends, as the HTTP API's JSON, into ``seen``."""
+    from gateway.protojson import message_json
+
+    async with grpc.aio.insecure_channel(stack.platform_grpc(0)) as channel:
+        stub = competitions_pb2_grpc.CompetitionServiceStub(channel)
+        request = competitions_pb2.FollowTournamentRequest(tournament_id=tournament_id)
+        async for item in stub.FollowTournament(request, metadata=bearer(token)):
+            seen.append(message_json(item.tournament))
+
+
+async def follow_ws(stack: Stack, token: str, tournament_id: str, seen: list[dict[str, Any]]) -> None:
+    """Every tournament the WebSocket feed sends, until its end, into ``seen``."""
+    url = stack.gateway(1).replace("http", "ws", 1) + f"/v1/tournaments/{tournament_id}/events"
+    async with websockets.connect(url) as ws:
+        await ws.send(json.dumps({"token": token}))
+        async for text in ws:
+            message = json.loads(text)
+            if "end" in message:
+                assert message["end"]["reason"] == "tournament_over"
+                break
+            seen.append(message["tournament"])
 
 
 def check_boards(tournament: dict[str, Any], snaps: dict[str, dict[str, Any]]) -> None:
@@ -596,6 +622,7 @@ COMPETITION_ROUTES: dict[tuple[str, str], str] = {
     ("POST", "/v1/tournaments"): "CreateTournament",
     ("GET", "/v1/tournaments"): "ListTournaments",
     ("GET", "/v1/tournaments/{tournament_id}"): "GetTournament",
+    ("WS", "/v1/tournaments/{tournament_id}/events"): "FollowTournament",
     ("POST", "/v1/tournaments/{tournament_id}/register"): "RegisterForTournament",
     ("POST", "/v1/tournaments/{tournament_id}/withdraw"): "WithdrawFromTournament",
     ("POST", "/v1/tournaments/{tournament_id}/start"): "StartTournament",
@@ -860,6 +887,18 @@ async def test_bozo_duplas_swiss_with_teams_and_a_bye(
     with pytest.raises(ApiRefused) as refused:
         await players[6].call("POST", f"{path}/register", {"team_code": "nope"})
     assert refused.value.code == "team_code_not_found"
+    # Followed over both faces from before the start to the end.
+    over_grpc: list[dict[str, Any]] = []
+    over_ws: list[dict[str, Any]] = []
+    following = [
+        asyncio.create_task(follow_grpc(comp_stack, players[0].token, created["id"], over_grpc)),
+        asyncio.create_task(follow_ws(comp_stack, players[1].token, created["id"], over_ws)),
+    ]
+
+    async def both_following() -> bool:
+        return bool(over_grpc and over_ws)
+
+    await until(both_following, timeout=30)
     started = await admin.call("POST", f"{path}/start")
     assert started["rounds_planned"] == 2
     (board,) = started["rounds"][0]["boards"]
@@ -873,6 +912,14 @@ async def test_bozo_duplas_swiss_with_teams_and_a_bye(
     final, snaps = await play_tournament(admin, created["id"], {p.user_id: p for p in players[:6]}, bozo_move)
     check_boards(final, snaps)
     check_swiss(final)
+    await asyncio.gather(*following)
+    for seen in (over_grpc, over_ws):
+        # Every state it went through, in order: registration, round 1, round
+        # 2, the end, exactly as GET reads it at the end.
+        statuses = [t["status"] for t in seen]
+        assert statuses[0] == "TOURNAMENT_STATUS_REGISTRATION" and seen[-1] == final
+        rounds = [len(t.get("rounds", [])) for t in seen]
+        assert rounds == sorted(rounds) and {1, 2} <= set(rounds)
     # The round-one bye sits out no more: round two seats it.
     assert bye in final["rounds"][1]["boards"][0]["entrant_ids"]
     assert final["rounds"][1]["byes"] != [bye]
