@@ -95,7 +95,10 @@ class Leagues:
             raise not_found("unknown_league", f"{game} leagues: {', '.join(rated)}")
 
     async def _season(self, game: str, mode: str) -> dict[str, str]:
+        """The current season, the first one begun if there is none yet (and
+        known to the season check from then on)."""
         await self._begin(keys=[ckeys.league_season(game, mode)], args=[time.time(), self.season_seconds])
+        await self.redis.sadd(ckeys.LEAGUES, f"{game}:{mode}")  # every time: a crash between is harmless
         return cast(dict[str, str], await self.redis.hgetall(ckeys.league_season(game, mode)))
 
     async def on_result(self, game: str, match_id: str, result: dict[str, Any]) -> None:
@@ -104,7 +107,6 @@ class Leagues:
         if not (table and orjson.loads(table).get("ranked")):
             return
         mode = result["mode"]
-        await self.redis.sadd(ckeys.LEAGUES, f"{game}:{mode}")
         seats = result["seats"]
         points = rules.placement_points(result["ranks"])
         for seat, player in enumerate(seats):
