@@ -18,12 +18,14 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
 from services.kit import keys
-from services.kit.errors import Refused, invalid, unauthenticated
+from services.kit.errors import Refused, invalid, not_found, unauthenticated
 from services.kit.store import RedisClient
 from services.kit.tokens import Identity
 
 USERNAME = re.compile(r"^[A-Za-z0-9_.-]{3,24}$")
 MIN_PASSWORD, MAX_PASSWORD = 8, 128
+# Roles an account may hold (guests are "guest"): admins also announce tournaments.
+ROLES = ("user", "admin")
 
 
 def _bad_credentials() -> Refused:
@@ -66,10 +68,10 @@ class Accounts:
             if USERNAME.match(username)
             else None
         )
-        password_hash, name = None, None
+        password_hash, name, role = None, None, None
         if user_id is not None:
-            password_hash, name = cast(
-                list[str | None], await self.redis.hmget(keys.user(user_id), ["password", "name"])
+            password_hash, name, role = cast(
+                list[str | None], await self.redis.hmget(keys.user(user_id), ["password", "name", "role"])
             )
         try:
             await asyncio.to_thread(self.hasher.verify, password_hash or self._decoy, password)
@@ -77,7 +79,18 @@ class Accounts:
             raise _bad_credentials() from None
         if user_id is None or password_hash is None:
             raise _bad_credentials()
-        return Identity(user_id, name or "", "user")
+        return Identity(user_id, name or "", role if role in ROLES else "user")
+
+    async def set_role(self, username: str, role: str) -> str:
+        """Make an account an admin or a plain user again (tools/admin.py);
+        it takes effect at the account's next log-in. The account's id."""
+        if role not in ROLES:
+            raise invalid("invalid_role", f"roles: {', '.join(ROLES)}")
+        user_id = cast(str | None, await self.redis.get(keys.username(username)))
+        if user_id is None:
+            raise not_found("user_not_found", f"no account {username!r}")
+        await self.redis.hset(keys.user(user_id), "role", role)
+        return user_id
 
     async def guest(self, name: str | None) -> Identity:
         user_id = "g_" + secrets.token_hex(8)

@@ -26,7 +26,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway import grpc_api, metrics
 from gateway.platform import Platform
-from gateway.routes import auth, docs, feeds, matchmaking, ops, play, site, social, standings, tables
+from gateway.routes import auth, competitions, docs, feeds, matchmaking, ops, play, site, social, standings, tables
 from gateway.settings import GatewaySettings, MatchmakingSettings
 from services.kit import logs
 from services.kit.errors import Refused, unavailable
@@ -56,7 +56,7 @@ def create_app(settings: GatewaySettings | None = None, mm: MatchmakingSettings 
         docs_url=None,
         redoc_url=None,
     )
-    for module in (ops, docs, auth, tables, play, feeds, matchmaking, standings, social, site):
+    for module in (ops, docs, auth, tables, play, feeds, matchmaking, standings, competitions, social, site):
         app.include_router(module.router)
     docs.mount(app)
     site.mount(app, settings.web_dir)

@@ -15,6 +15,7 @@ from google.protobuf import json_format
 from grpc_health.v1 import health
 from rodada.platform.v1 import platform_pb2, platform_pb2_grpc
 
+from gateway.competitions import grpc_face as competitions
 from gateway.feeds import feed_message
 from gateway.matches import Caller
 from gateway.matchmaking.queues import ticket_message, ticket_update
@@ -279,6 +280,6 @@ async def start(platform: Platform, address: str) -> tuple[grpc.aio.Server, heal
 
     def register(server: grpc.aio.Server) -> list[str]:
         platform_pb2_grpc.add_PlatformServiceServicer_to_server(PlatformServicer(platform), server)
-        return [SERVICE, social_face.add_to_server(platform, server)]
+        return [SERVICE, social_face.add_to_server(platform, server), competitions.register(platform, server)]
 
     return await start_grpc(address, guard, register)

@@ -61,3 +61,26 @@ MATCHMAKING_CPU_TABLES = Counter(
     "Tables the matchmaker filled with CPUs (bot fill), by game and mode",
     ["game", "mode"],
 )
+TROPHIES_AWARDED = Counter("rodada_trophies_awarded_total", "Trophies awarded, by kind", ["kind"])
+TOURNAMENTS = Counter(
+    "rodada_tournaments_total",
+    "Tournaments created, started, finished or cancelled, by game and event",
+    ["game", "event"],
+)
+TOURNAMENT_ROUNDS = Counter(
+    "rodada_tournament_rounds_total",
+    "Tournament rounds paired (each exactly once), by game and format",
+    ["game", "format"],
+)
+TOURNAMENT_CONFLICTS = Counter(
+    "rodada_tournament_conflicts_total",
+    "Tournament writes that lost a compare-and-set to another replica and were recomputed",
+)
+LEAGUE_SEASONS = Counter(
+    "rodada_league_seasons_total", "League seasons closed, by game and mode", ["game", "mode"]
+)
+LEAGUE_MOVES = Counter(
+    "rodada_league_moves_total",
+    "Players moved when a season closed, by game, mode and direction (up, down)",
+    ["game", "mode", "direction"],
+)

@@ -87,9 +87,9 @@ def _descriptor(full_name: str) -> Any:
 
 def _modules() -> list[Any]:
     from rodada.common.v1 import match_pb2
-    from rodada.platform.v1 import social_pb2
+    from rodada.platform.v1 import competitions_pb2, social_pb2
 
-    return [platform_pb2, match_pb2, social_pb2]
+    return [platform_pb2, match_pb2, social_pb2, competitions_pb2]
 
 
 def build_openapi(app: FastAPI, games: Games) -> tuple[JSON, JSON]:

@@ -10,6 +10,9 @@ from collections.abc import Coroutine
 from typing import Any
 
 from gateway.clocks import Clocks
+from gateway.competitions.leagues import Leagues
+from gateway.competitions.tournaments import Tournaments
+from gateway.competitions.trophies import Trophies
 from gateway.feeds import Connections, Feeds
 from gateway.games import Games
 from gateway.matches import MatchClient
@@ -51,6 +54,16 @@ class Platform:
         self.play = Play(self.tables, self.games, self.matches, self.connections)
         self.results = Results(self.redis, self.games)
         self.standings = Standings(self.redis, self.games)
+        self.trophies = Trophies(self.redis, self.raw, self.games)
+        self.tournaments = Tournaments(self.redis, self.games, self.tables, self.results, self.trophies)
+        self.leagues = Leagues(
+            self.redis,
+            self.games,
+            settings.league_season_seconds,
+            settings.league_divisions,
+            settings.league_moves,
+        )
+        self.results.hooks += [self.trophies.on_result, self.tournaments.on_result, self.leagues.on_result]
         self.clocks = Clocks(self.redis, self.games, self.matches, settings.clock_lease_seconds)
         self.matchmaking = Matchmaking(
             self.redis, self.games, self.tables, matchmaking or MatchmakingSettings()
@@ -66,6 +79,8 @@ class Platform:
             self.matchmaking.run(),
             self.clocks.run(self.settings.clock_cycle_seconds),
             self.results.run(),
+            self.tournaments.run(self.settings.competitions_check_seconds),
+            self.leagues.run(self.settings.competitions_check_seconds),
             self.sessions.reload_keys(),
             self.connections.keep_alive(),
         ]

@@ -22,6 +22,7 @@ import logging
 import os
 import socket
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
 import orjson
@@ -41,6 +42,10 @@ GROUP = "ratings"
 HISTORY_LENGTH = 200
 PLAN_SECONDS = 30 * 24 * 3600
 RECLAIM_IDLE_MS = 60_000
+# What else a finished match drives (trophies, tournaments): called with the
+# game, the match id and the result, before the result is marked recorded, so
+# each must be safe to repeat.
+Hook = Callable[[str, str, dict[str, Any]], Awaitable[None]]
 
 # KEYS: recorded, rating, rating history, match history. ARGV: match, now,
 # history length, match entry, then (if rated) rating fields and the change.
@@ -80,6 +85,7 @@ class Results:
         self.redis = redis
         self.games = games
         self._record = redis.register_script(_RECORD)
+        self.hooks: list[Hook] = []
 
     async def load_rating(self, game: str, mode: str, user_id: str) -> tuple[Rating, int]:
         stored = cast(dict[str, str], await self.redis.hgetall(keys.rating(game, mode, user_id)))
@@ -187,6 +193,8 @@ class Results:
                 await self.redis.zadd(keys.leaderboard(game, mode), {user: change["after"]["rating"]})
         if result["reason"] in ("forfeit", "inactivity"):
             metrics.FORFEITS.labels(game, result["reason"]).inc()
+        for hook in self.hooks:
+            await hook(game, match_id, result)
         await self.redis.set(keys.rated(match_id), 1, ex=PLAN_SECONDS)
 
     async def _plan(

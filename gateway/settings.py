@@ -3,7 +3,9 @@ and passed in (README.md "Configuration" lists every variable)."""
 
 from __future__ import annotations
 
-from pydantic import model_validator
+from typing import Annotated
+
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from services.kit.limits import Limit
@@ -33,6 +35,14 @@ class GatewaySettings(CommonSettings):
     max_feeds_per_user: int = 10  # concurrent feeds (WebSocket and gRPC) per user, every replica
     feed_ping_seconds: float = 20.0  # WebSocket keepalive: a ping this often, the pong within it
     ws_auth_timeout_seconds: float = 10.0  # time to send the hello after connecting
+    # How often each replica looks for tournaments due to start, rounds whose
+    # tables a dead replica left unstarted, and league seasons due to close.
+    competitions_check_seconds: Annotated[float, Field(gt=0)] = 5.0
+    league_season_seconds: Annotated[float, Field(gt=0)] = 7 * 24 * 3600  # a league season's length
+    league_divisions: Annotated[int, Field(ge=1)] = 3  # divisions per league, 1 the top
+    league_moves: Annotated[int, Field(ge=0)] = (
+        2  # players going up (and down) from each division when a season closes
+    )
     cors_origins: str = "http://localhost:5173,http://127.0.0.1:5173"  # comma-separated; * = any
     # Friends and chat (gateway/social/).
     chat_limit: str = "10/10"  # chat messages per user (private and table together)

@@ -706,7 +706,7 @@ _UPDATE_FIELDS = ("state", "position", "queue_length", "estimated_wait_seconds",
 
 def _require_account(user: Identity, queue: Queue) -> None:
     # A rating needs a lasting identity: guests play casual.
-    if queue.ranked and user.role != "user":
+    if queue.ranked and user.role not in ("user", "admin"):
         raise permission_denied("account_required", "ranked queues are for registered accounts")
 
 

@@ -34,7 +34,7 @@ class Identity:
 
     user_id: str
     name: str
-    role: str  # "user", "guest" or "platform"
+    role: str  # "user", "admin", "guest" or "platform"
 
     @property
     def is_platform(self) -> bool:

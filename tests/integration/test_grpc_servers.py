@@ -16,7 +16,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2
 from prometheus_client.parser import text_string_to_metric_families
 from rodada.common.v1 import match_pb2
-from rodada.platform.v1 import platform_pb2, platform_pb2_grpc, social_pb2
+from rodada.platform.v1 import competitions_pb2, platform_pb2, platform_pb2_grpc, social_pb2
 
 from services.kit.tokens import Identity
 from tests.integration.grpc_client import bearer, raw_stream, raw_unary, refusal
@@ -24,9 +24,9 @@ from tools.stack import Stack
 
 MATCH_SERVICE = match_pb2.DESCRIPTOR.services_by_name["MatchService"]
 PLATFORM_SERVICE = platform_pb2.DESCRIPTOR.services_by_name["PlatformService"]
-# Served beside PlatformService on the gateway's face (friends and chat).
+COMPETITION_SERVICE = competitions_pb2.DESCRIPTOR.services_by_name["CompetitionService"]
 SOCIAL_SERVICE = social_pb2.DESCRIPTOR.services_by_name["SocialService"]
-BESIDE = {PLATFORM_SERVICE.full_name: {SOCIAL_SERVICE.full_name}}
+DESCRIPTORS = {d.full_name: d for d in (MATCH_SERVICE, PLATFORM_SERVICE, COMPETITION_SERVICE, SOCIAL_SERVICE)}
 REFLECTION = {
     "v1": "grpc.reflection.v1.ServerReflection",
     "v1alpha": "grpc.reflection.v1alpha.ServerReflection",
@@ -41,6 +41,8 @@ def servers(stack: Stack) -> dict[str, tuple[str, str]]:
     """Every gRPC server: name → (address, its API's full service name)."""
     found = {game: (stack.service(game), MATCH_SERVICE.full_name) for game in stack.games}
     found["platform"] = (stack.platform_grpc(), PLATFORM_SERVICE.full_name)
+    found["competitions"] = (stack.platform_grpc(), COMPETITION_SERVICE.full_name)  # the same server
+    found["social"] = (stack.platform_grpc(), SOCIAL_SERVICE.full_name)  # the same server
     return found
 
 
@@ -72,7 +74,8 @@ def files(reply: reflection_pb2.ServerReflectionResponse) -> list[descriptor_pb2
 
 @pytest.mark.parametrize("version", ["v1", "v1alpha"])
 async def test_every_server_serves_health_and_reflection(stack: Stack, version: str) -> None:
-    for name, (address, service) in servers(stack).items():
+    every = servers(stack)
+    for name, (address, service) in every.items():
         async with grpc.aio.insecure_channel(address) as channel:
             health = health_pb2_grpc.HealthStub(channel)
             for checked in ("", service):
@@ -87,7 +90,8 @@ async def test_every_server_serves_health_and_reflection(stack: Stack, version: 
                 reflection_pb2.ServerReflectionRequest(file_containing_symbol=REFLECTION[version]),
             )
             names = {s.name for s in listed.list_services_response.service}
-            assert names == {service, *BESIDE.get(service, ()), HEALTH, *REFLECTION.values()}, (name, names)
+            served = {s for a, s in every.values() if a == address}
+            assert names == {*served, HEALTH, *REFLECTION.values()}, (name, names)
             api = files(described)[0]
             assert f"{api.package}.{api.service[0].name}" == service, name
             (reflection_file,) = files(itself)
@@ -101,19 +105,18 @@ async def test_an_undecodable_request_is_invalid_argument_on_every_method(stack:
     token = bearer(stack.token(Identity("u_garbage", "garbage", "user")))
     refused = {}
     for name, (address, service) in servers(stack).items():
-        descriptors = (
-            [MATCH_SERVICE] if service == MATCH_SERVICE.full_name else [PLATFORM_SERVICE, SOCIAL_SERVICE]
-        )
+        descriptor = DESCRIPTORS[service]
         async with grpc.aio.insecure_channel(address) as channel:
-            for descriptor, method in ((d, m) for d in descriptors for m in d.methods):
-                path = f"/{descriptor.full_name}/{method.name}"
+            for method in descriptor.methods:
+                path = f"/{service}/{method.name}"
                 send = raw_stream if method.server_streaming else raw_unary
                 for metadata in (token, ()):
                     error = await send(channel, path, UNDECODABLE, metadata)
-                    refused[(name, descriptor.name, method.name, bool(metadata))] = refusal(error)
+                    refused[(name, method.name, bool(metadata))] = refusal(error)
     assert len(refused) == 2 * (
         len(stack.games) * len(MATCH_SERVICE.methods)
         + len(PLATFORM_SERVICE.methods)
+        + len(COMPETITION_SERVICE.methods)
         + len(SOCIAL_SERVICE.methods)
     )
     wrong = {k: v for k, v in refused.items() if v != (grpc.StatusCode.INVALID_ARGUMENT, "invalid_request")}

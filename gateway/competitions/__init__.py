@@ -1,0 +1,1 @@
+"""Competitions: trophies and tournaments (issue 18)."""

@@ -1,0 +1,925 @@
+"""Trophies and tournaments over the real stack: two gateway replicas, the
+games' services, Redis; the players are the test's own bots over HTTP (and
+the trophies and the tournament read over gRPC too)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from typing import Any
+
+import grpc
+import httpx
+import pytest
+import websockets
+from prometheus_client.parser import text_string_to_metric_families
+from redis.asyncio import Redis
+from rodada.platform.v1 import competitions_pb2, competitions_pb2_grpc
+
+from gateway.competitions import keys as ckeys
+from gateway.competitions import rules
+from services.kit import keys
+from tests.integration.grpc_client import bearer, refusal
+from tests.integration.http_client import ACTIVE, FINISHED, ApiRefused, Player, register
+from tests.integration.test_dudo_flow import decide as dudo_decide
+from tests.integration.time_travel import rewind_idle
+from tests.integration.waiting import until
+from tools.stack import Stack
+
+GAMES = ("bozo", "domino", "dudo")
+Move = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+@pytest.fixture(scope="module")
+def comp_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """A stack of its own with two gateway replicas (one is killed here)."""
+    env = {"COMPETITIONS_CHECK_SECONDS": "0.5", "LEAGUE_DIVISIONS": "2", "LEAGUE_MOVES": "2"}
+    with Stack(tmp_path_factory.mktemp("competitions"), games=GAMES, env=env) as stack:
+        stack.gateway(0)
+        stack.gateway(1)
+        yield stack
+
+
+@pytest.fixture
+async def redis(comp_stack: Stack) -> AsyncIterator[Redis]:
+    client = Redis.from_url(comp_stack.redis_url, decode_responses=True)
+    yield client
+    await client.aclose()
+
+
+@pytest.fixture
+async def http(comp_stack: Stack) -> AsyncIterator[tuple[httpx.AsyncClient, httpx.AsyncClient]]:
+    async with (
+        httpx.AsyncClient(base_url=comp_stack.gateway(0), timeout=30) as a,
+        httpx.AsyncClient(base_url=comp_stack.gateway(1), timeout=30) as b,
+    ):
+        yield a, b
+
+
+# -- bots ---------------------------------------------------------------------------
+
+
+def bozo_move(snap: dict[str, Any]) -> dict[str, Any]:
+    """Throw in the open once, then score the best box."""
+    preview = snap["view"].get("preview") or []
+    if preview:
+        return {"score": {"box": max(preview, key=lambda p: p.get("points", 0))["box"]}}
+    return {"throw": {"cup": False}}
+
+
+def domino_move(snap: dict[str, Any]) -> dict[str, Any]:
+    choice = snap["view"]["playable"][0]
+    return {"play": {"tile": choice["tile"], **({"end": choice["ends"][0]} if choice.get("ends") else {})}}
+
+
+async def play_table(players: dict[str, Player], table_id: str, move: Move) -> dict[str, Any]:
+    """Play a started table to its end, each seat's move from its own view."""
+    anyone = next(iter(players.values()))
+
+    async def started() -> bool:
+        try:
+            await anyone.view(table_id)
+        except ApiRefused:
+            return False
+        return True
+
+    await until(started, timeout=60, every=0.2)
+    while True:
+        try:
+            snap = await anyone.view(table_id)
+            if snap["status"] == FINISHED:
+                return snap
+            assert snap["status"] == ACTIVE
+            for seat in snap["to_act"]:
+                player = players[snap["seats"][seat]["user_id"]]
+                mine = await player.view(table_id)
+                if mine["status"] != ACTIVE or seat not in mine["to_act"]:
+                    continue
+                await player.act(table_id, mine["version"], move(mine))
+        except ApiRefused as refused:
+            if refused.code not in ("stale_version", "not_your_turn", "game_over"):
+                raise
+        except httpx.TransportError:
+            # The replica went away mid-call (the test killed it): the move
+            # landed or not; read again, from the replica the player now uses.
+            await asyncio.sleep(0.2)
+
+
+async def play_tournament(
+    admin: Player,
+    tournament_id: str,
+    players: dict[str, Player],
+    move: Move,
+    between_rounds: Callable[[int], Awaitable[None]] | None = None,
+) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """Every round's tables, each seat played by its own bot, until the end;
+    the tournament as it ends, and each table's final snapshot."""
+    finished: dict[str, dict[str, Any]] = {}
+    while True:
+        tournament = await admin.call("GET", f"/v1/tournaments/{tournament_id}")
+        if tournament["status"] == "TOURNAMENT_STATUS_FINISHED":
+            return tournament, finished
+        current = tournament["current_round"]
+        boards = tournament["rounds"][current - 1]["boards"]
+        todo = [b for b in boards if b["table_id"] not in finished]
+        snaps = await asyncio.gather(*(play_table(players, b["table_id"], move) for b in todo))
+        finished.update((b["table_id"], s) for b, s in zip(todo, snaps, strict=True))
+
+        async def advanced(current: int = current) -> bool:
+            now = await admin.call("GET", f"/v1/tournaments/{tournament_id}")
+            return now["current_round"] > current or now["status"] == "TOURNAMENT_STATUS_FINISHED"
+
+        await until(advanced, timeout=180, every=0.3)
+        if between_rounds is not None:
+            await between_rounds(current)
+
+
+# -- setup ----------------------------------------------------------------------------
+
+
+async def make_admin(http: httpx.AsyncClient, stack: Stack) -> Player:
+    """An account granted the admin role with the operator's tool, logged in again."""
+    account = await register(http, "admin")
+    done = subprocess.run(
+        [sys.executable, "-m", "tools.admin", "grant", account.name],
+        env={**os.environ, "REDIS_URL": stack.redis_url},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    reply = await http.post("/v1/auth/login", json={"username": account.name, "password": "correct horse"})
+    assert reply.status_code == 200, reply.text
+    body = reply.json()
+    assert body["user"]["role"] == "admin"
+    return Player(http, body["access_token"], account.user_id, account.name)
+
+
+def entrant_players(tournament: dict[str, Any]) -> dict[str, list[str]]:
+    return {e["id"]: [p["user_id"] for p in e["players"]] for e in tournament["entrants"]}
+
+
+def check_swiss(tournament: dict[str, Any]) -> None:
+    """Every round is the pairing the rules make from the rounds before it,
+    with no rematch, and the standings are the rules' (score, Buchholz,
+    seed), with Buchholz recomputed here from the boards."""
+    seeds = {e["id"]: e["seed"] for e in tournament["entrants"]}
+    ids = list(seeds)
+    boards: list[list[str]] = []
+    points: list[list[float]] = []
+    byes: list[str] = []
+    seen: set[frozenset[str]] = set()
+    for played in tournament["rounds"]:
+        expected, expected_byes = rules.swiss_round(rules.tally(ids, boards, points, byes), seeds, 2)
+        actual = [b["entrant_ids"] for b in played["boards"]]
+        assert actual == expected and played.get("byes", []) == expected_byes
+        for board in played["boards"]:
+            pair = frozenset(board["entrant_ids"])
+            assert pair not in seen, "a rematch"
+            seen.add(pair)
+            assert board["finished"]
+            assert sorted(board["points"]) in ([0.0, 1.0], [0.5, 0.5])
+            boards.append(board["entrant_ids"])
+            points.append(board["points"])
+        byes += played.get("byes", [])
+    scores = {e: 0.0 for e in ids}
+    met: dict[str, list[str]] = {e: [] for e in ids}
+    for seated, got in zip(boards, points, strict=True):
+        for entrant, value in zip(seated, got, strict=True):
+            scores[entrant] += value
+            met[entrant] += [o for o in seated if o != entrant]
+    for entrant in byes:
+        scores[entrant] += 1.0  # a bye is a full point, and meets nobody
+    buchholz = {e: sum(scores[o] for o in met[e]) for e in ids}
+    standings = tournament["standings"]
+    assert [s["place"] for s in standings] == list(range(1, len(ids) + 1))
+    for standing in standings:
+        assert standing.get("score", 0.0) == scores[standing["entrant_id"]]
+        assert standing.get("buchholz", 0.0) == buchholz[standing["entrant_id"]]
+    keyed = [
+        (-scores[s["entrant_id"]], -buchholz[s["entrant_id"]], seeds[s["entrant_id"]]) for s in standings
+    ]
+    assert keyed == sorted(keyed)
+
+
+async def follow_grpc(stack: Stack, token: str, tournament_id: str, seen: list[dict[str, Any]]) -> None:
+    """Every tournament FollowTournament sends, as the HTTP API's JSON, into ``seen``."""
+    from gateway.protojson import message_json
+
+    async with grpc.aio.insecure_channel(stack.platform_grpc(0)) as channel:
+        stub = competitions_pb2_grpc.CompetitionServiceStub(channel)
+        request = competitions_pb2.FollowTournamentRequest(tournament_id=tournament_id)
+        async for item in stub.FollowTournament(request, metadata=bearer(token)):
+            seen.append(message_json(item.tournament))
+
+
+async def follow_ws(stack: Stack, token: str, tournament_id: str, seen: list[dict[str, Any]]) -> None:
+    """Every tournament the WebSocket feed sends, until its end, into ``seen``."""
+    url = stack.gateway(1).replace("http", "ws", 1) + f"/v1/tournaments/{tournament_id}/events"
+    async with websockets.connect(url) as ws:
+        await ws.send(json.dumps({"token": token}))
+        async for text in ws:
+            message = json.loads(text)
+            if "end" in message:
+                assert message["end"]["reason"] == "tournament_over"
+                break
+            seen.append(message["tournament"])
+
+
+def check_boards(tournament: dict[str, Any], snaps: dict[str, dict[str, Any]]) -> None:
+    """Each board's places are its match's, its points the rules' from them."""
+    members = entrant_players(tournament)
+    for played in tournament["rounds"]:
+        for board in played["boards"]:
+            snap = snaps[board["table_id"]]
+            seat_of = {s["user_id"]: i for i, s in enumerate(snap["seats"])}
+            ranks = [snap["result"]["ranks"][seat_of[members[e][0]]] for e in board["entrant_ids"]]
+            assert board["ranks"] == ranks
+            assert board["points"] == rules.placement_points(ranks)
+
+
+# -- trophies ---------------------------------------------------------------------------
+
+
+async def test_a_result_delivered_twice_awards_trophies_once(
+    http: tuple[httpx.AsyncClient, httpx.AsyncClient], comp_stack: Stack, redis: Redis
+) -> None:
+    a, b = http
+    ana, bia = await register(a, "ana"), await register(b, "bia")
+    table = await ana.create_table("bozo", 2, {"mode": "DUEL"})
+    await bia.join(table["invite_code"])
+    await ana.start(table["id"])
+    final = await play_table({ana.user_id: ana, bia.user_id: bia}, table["id"], bozo_move)
+    ranks = final["result"]["ranks"]
+    if ranks[0] == ranks[1]:
+        pytest.skip("a drawn duel wins no trophy")  # about 1 in 100 games
+    winner = (ana, bia)[ranks.index(1)]
+    loser = (ana, bia)[ranks.index(2)]
+
+    async def recorded() -> bool:
+        return bool(await redis.exists(keys.rated(table["id"])))
+
+    await until(recorded, timeout=30)
+    first = await loser.call("GET", f"/v1/users/{winner.user_id}/trophies")
+    assert "first_win" in [t["kind"]["id"] for t in first["trophies"]]
+    assert [
+        t["kind"]["id"]
+        for t in (await ana.call("GET", f"/v1/users/{loser.user_id}/trophies")).get("trophies", [])
+    ] == []
+
+    # The same entry again, as if a replica had died before marking it
+    # recorded: the whole recording runs again.
+    stream = keys.results(keys.group(table["id"]))
+    entry = next(fields for _, fields in await redis.xrange(stream) if fields["match"] == table["id"])
+    await redis.delete(keys.rated(table["id"]))
+    await redis.xadd(stream, entry)
+    await until(recorded, timeout=60)
+    again = await loser.call("GET", f"/v1/users/{winner.user_id}/trophies")
+    assert again == first
+
+    # And over gRPC, the same.
+    async with grpc.aio.insecure_channel(comp_stack.platform_grpc(1)) as channel:
+        stub = competitions_pb2_grpc.CompetitionServiceStub(channel)
+        reply = await stub.ListTrophies(
+            competitions_pb2.ListTrophiesRequest(user_id=winner.user_id), metadata=bearer(loser.token)
+        )
+        assert [t.kind.id for t in reply.trophies] == [t["kind"]["id"] for t in first["trophies"]]
+        assert reply.trophies[0].awarded_at == first["trophies"][0]["awarded_at"]
+        kinds = await stub.ListTrophyKinds(
+            competitions_pb2.ListTrophyKindsRequest(), metadata=bearer(ana.token)
+        )
+        assert {
+            "first_win",
+            "yatzy_300",
+            "yatzy_of_fives",
+            "bozo_general",
+            "domino_batida",
+            "tournament_podium",
+        } == {k.id for k in kinds.kinds}
+
+
+# -- tournaments ---------------------------------------------------------------------------
+
+
+async def test_only_admins_announce_and_registration_rules(
+    http: tuple[httpx.AsyncClient, httpx.AsyncClient], comp_stack: Stack
+) -> None:
+    a, _ = http
+    ana = await register(a, "ana")
+    body = {"name": "Copa", "game": "bozo", "options": {"mode": "DUEL"}, "format": "swiss", "max_entrants": 2}
+    with pytest.raises(ApiRefused) as refused:
+        await ana.call("POST", "/v1/tournaments", body)
+    assert refused.value.status == 403 and refused.value.code == "admin_required"
+    admin = await make_admin(a, comp_stack)
+    with pytest.raises(ApiRefused) as refused:
+        await admin.call(
+            "POST", "/v1/tournaments", {**body, "game": "dudo", "options": {}, "format": "single_elimination"}
+        )
+    assert refused.value.code == "invalid_tournament"
+    tournament = await admin.call("POST", "/v1/tournaments", body)
+    assert tournament["status"] == "TOURNAMENT_STATUS_REGISTRATION" and tournament["table_size"] == 2
+    path = f"/v1/tournaments/{tournament['id']}"
+    await ana.call("POST", f"{path}/register", {})
+    with pytest.raises(ApiRefused) as refused:
+        await ana.call("POST", f"{path}/register", {})
+    assert refused.value.code == "already_registered"
+    bia, caio = await register(a, "bia"), await register(a, "caio")
+    await bia.call("POST", f"{path}/register", {})
+    with pytest.raises(ApiRefused) as refused:
+        await caio.call("POST", f"{path}/register", {})
+    assert refused.value.code == "tournament_full"
+    await bia.call("POST", f"{path}/withdraw")
+    await caio.call("POST", f"{path}/register", {})
+    listed = await ana.call("GET", "/v1/tournaments?game=bozo&status=registration")
+    assert tournament["id"] in [t["id"] for t in listed["tournaments"]]
+
+
+async def test_a_16_player_swiss_bozo_duel_tournament_survives_a_killed_replica(
+    http: tuple[httpx.AsyncClient, httpx.AsyncClient], comp_stack: Stack
+) -> None:
+    a, b = http
+    admin = await make_admin(a, comp_stack)
+    created = await admin.call(
+        "POST",
+        "/v1/tournaments",
+        {
+            "name": "Copa Bozó",
+            "game": "bozo",
+            "options": {"mode": "DUEL"},
+            "format": "swiss",
+            "max_entrants": 16,
+        },
+    )
+    path = f"/v1/tournaments/{created['id']}"
+    # Half the players on each replica; after the kill, everyone on replica 0.
+    players = [await register(a if i % 2 else b, f"p{i}") for i in range(16)]
+    for player in players:
+        await player.call("POST", f"{path}/register", {})
+    started = await admin.call("POST", f"{path}/start")
+    assert started["status"] == "TOURNAMENT_STATUS_RUNNING" and started["rounds_planned"] == 4
+    assert sorted(e["seed"] for e in started["entrants"]) == list(range(1, 17))
+    by_user = {p.user_id: p for p in players}
+
+    killed: list[asyncio.Task[None]] = []
+
+    async def kill_when_a_match_ends(table_ids: list[str]) -> None:
+        """SIGKILL replica 1 the moment a round-3 match ends: its result is in
+        the stream, perhaps taken by replica 1 and never acknowledged."""
+
+        async def one_ended() -> bool:
+            views = [await admin.view(t) for t in table_ids]
+            return any(v["status"] == FINISHED for v in views)
+
+        await until(one_ended, timeout=300, every=0.05)
+        comp_stack.stop("gateway-1", signal.SIGKILL)
+
+    async def kill_replica_1(finished_round: int) -> None:
+        if finished_round == 2:
+            for player in [admin, *players]:
+                player.http = a  # the bots' requests go to the survivor from now on
+            now = await admin.call("GET", path)
+            tables = [b["table_id"] for b in now["rounds"][2]["boards"]]
+            killed.append(asyncio.create_task(kill_when_a_match_ends(tables)))
+
+    final, snaps = await play_tournament(admin, created["id"], by_user, bozo_move, kill_replica_1)
+    await killed[0]
+    assert comp_stack.processes["gateway-1"].poll() is not None
+    assert final["current_round"] == 4 and len(final["rounds"]) == 4
+    assert all(len(r["boards"]) == 8 for r in final["rounds"])
+    check_swiss(final)
+    check_boards(final, snaps)
+    # The podium won its trophies (over gRPC from the surviving replica).
+    members = entrant_players(final)
+    async with grpc.aio.insecure_channel(comp_stack.platform_grpc(0)) as channel:
+        stub = competitions_pb2_grpc.CompetitionServiceStub(channel)
+        got = await stub.GetTournament(
+            competitions_pb2.GetTournamentRequest(tournament_id=created["id"]), metadata=bearer(admin.token)
+        )
+        assert got.tournament.status == competitions_pb2.TOURNAMENT_STATUS_FINISHED
+        assert [s.entrant_id for s in got.tournament.standings] == [
+            s["entrant_id"] for s in final["standings"]
+        ]
+        for standing in final["standings"]:
+            (user_id,) = members[standing["entrant_id"]]
+
+            async def podium_known(user: str = user_id) -> bool:
+                reply = await stub.ListTrophies(
+                    competitions_pb2.ListTrophiesRequest(user_id=user), metadata=bearer(admin.token)
+                )
+                return any(t.kind.id == "tournament_podium" for t in reply.trophies)
+
+            if standing["place"] <= 3:
+                await until(podium_known, timeout=30)
+            else:
+                assert not await podium_known()
+    # Restore the replica for the next tests.
+    comp_stack.gateway(1)
+
+
+async def test_an_8_team_single_elimination_domino_tournament(
+    http: tuple[httpx.AsyncClient, httpx.AsyncClient], comp_stack: Stack
+) -> None:
+    a, b = http
+    admin = await make_admin(a, comp_stack)
+    created = await admin.call(
+        "POST",
+        "/v1/tournaments",
+        {"name": "Taça Dominó", "game": "domino", "format": "single_elimination", "max_entrants": 8},
+    )
+    assert created["team_size"] == 2 and created["table_size"] == 4
+    path = f"/v1/tournaments/{created['id']}"
+    players = [await register(a if i % 2 else b, f"d{i}") for i in range(16)]
+    for first, second in zip(players[::2], players[1::2], strict=True):
+        mine = await first.call("POST", f"{path}/register", {})
+        assert mine["team_code"] and not mine["entrant"].get("complete", False)
+        joined = await second.call("POST", f"{path}/register", {"team_code": mine["team_code"]})
+        assert joined["entrant"]["complete"] and joined["entrant"]["id"] == mine["entrant"]["id"]
+    started = await admin.call("POST", f"{path}/start")
+    assert started["rounds_planned"] == 3 and len(started["rounds"][0]["boards"]) == 4
+    seeds = {e["id"]: e["seed"] for e in started["entrants"]}
+    by_seed = sorted(seeds, key=seeds.__getitem__)
+    assert [b["entrant_ids"] for b in started["rounds"][0]["boards"]] == rules.bracket(by_seed)[0]
+    members = entrant_players(started)
+    # Partners sit opposite each other (the game's teams: seats 0 & 2, 1 & 3).
+    table = await admin.call("GET", f"/v1/tables/{started['rounds'][0]['boards'][0]['table_id']}")
+    first_side = members[started["rounds"][0]["boards"][0]["entrant_ids"][0]]
+    assert [table["players"][0]["user_id"], table["players"][2]["user_id"]] == first_side
+
+    final, snaps = await play_tournament(admin, created["id"], {p.user_id: p for p in players}, domino_move)
+    check_boards(final, snaps)
+    assert [len(r["boards"]) for r in final["rounds"]] == [4, 2, 1]
+    # Winners go through, in bracket order.
+    for played, after in zip(final["rounds"], final["rounds"][1:], strict=False):
+        through = [rules.winner(b["entrant_ids"], b["ranks"], seeds) for b in played["boards"]]
+        assert [e for board in after["boards"] for e in board["entrant_ids"]] == through
+    champion = rules.winner(
+        final["rounds"][-1]["boards"][0]["entrant_ids"], final["rounds"][-1]["boards"][0]["ranks"], seeds
+    )
+    places = {s["entrant_id"]: s["place"] for s in final["standings"]}
+    assert places[champion] == 1
+    assert sorted(places.values()) == [1, 2, 3, 3, 5, 5, 5, 5]
+
+
+async def test_a_dudo_swiss_tournament_of_multi_player_tables(
+    http: tuple[httpx.AsyncClient, httpx.AsyncClient], comp_stack: Stack
+) -> None:
+    a, b = http
+    admin = await make_admin(a, comp_stack)
+    created = await admin.call(
+        "POST",
+        "/v1/tournaments",
+        {
+            "name": "Dudo aberto",
+            "game": "dudo",
+            "format": "swiss",
+            "max_entrants": 12,
+            "rounds": 2,
+            "table_size": 6,
+        },
+    )
+    assert created["table_size"] == 6 and created["team_size"] == 1
+    path = f"/v1/tournaments/{created['id']}"
+    players = [await register(a if i % 2 else b, f"u{i}") for i in range(10)]
+    for player in players:
+        await player.call("POST", f"{path}/register", {})
+    # Both replicas asked at once: one start, one first round.
+    other_face = Player(b, admin.token, admin.user_id, admin.name)
+    started, again = await asyncio.gather(
+        admin.call("POST", f"{path}/start"), other_face.call("POST", f"{path}/start")
+    )
+    assert started["rounds"] == again["rounds"] or len(again["rounds"]) == len(started["rounds"]) == 1
+    # Ten players at tables of at most six: two tables of five.
+    assert [len(b["entrant_ids"]) for b in started["rounds"][0]["boards"]] == [5, 5]
+    final, snaps = await play_tournament(
+        admin, created["id"], {p.user_id: p for p in players}, lambda snap: dudo_decide(snap["view"])
+    )
+    check_boards(final, snaps)
+    assert len(final["rounds"]) == 2
+    seeds = {e["id"]: e["seed"] for e in final["entrants"]}
+    first = final["rounds"][0]["boards"]
+    for board in first:
+        assert sorted(board["points"]) == [0.0, 1.0, 2.0, 3.0, 4.0]
+    # Round two groups the field by score (then seed), strongest together.
+    played = rules.tally(list(seeds), [b["entrant_ids"] for b in first], [b["points"] for b in first], [])
+    expected, _ = rules.swiss_round(played, seeds, 6)
+    assert [b["entrant_ids"] for b in final["rounds"][1]["boards"]] == expected
+    totals = {e: 0.0 for e in seeds}
+    for played_round in final["rounds"]:
+        for board in played_round["boards"]:
+            for entrant, value in zip(board["entrant_ids"], board["points"], strict=True):
+                totals[entrant] += value
+    standings = final["standings"]
+    assert [s.get("score", 0.0) for s in standings] == sorted(totals.values(), reverse=True)
+    # Each round was paired once across the two replicas (the metric counts
+    # the pairings each replica wrote).
+    paired = sum(
+        count(comp_stack, replica, "rodada_tournament_rounds_total", game="dudo") for replica in (0, 1)
+    )
+    assert paired == 2
+
+
+def count(stack: Stack, replica: int, name: str, **labels: str) -> float:
+    text = httpx.get(stack.gateway(replica) + "/metrics", timeout=10).text
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items())
+    )
+
+
+async def test_a_tournament_starts_at_its_time_and_an_absent_player_forfeits(
+    http: tuple[httpx.AsyncClient, httpx.AsyncClient], comp_stack: Stack, redis: Redis
+) -> None:
+    a, b = http
+    admin = await make_admin(a, comp_stack)
+    # Accounts first (signing up takes a while): registering is quick.
+    players = [await register(a if i % 2 else b, f"t{i}") for i in range(3)]
+    created = await admin.call(
+        "POST",
+        "/v1/tournaments",
+        {
+            "name": "Relâmpago",
+            "game": "bozo",
+            "options": {"mode": "DUEL"},
+            "format": "swiss",
+            "max_entrants": 3,
+            "rounds": 1,
+            "starts_at": time.time() + 5,
+        },
+    )
+    path = f"/v1/tournaments/{created['id']}"
+    for player in players:
+        await player.call("POST", f"{path}/register", {})
+
+    async def running() -> bool:
+        now = await admin.call("GET", path)
+        return now["status"] == "TOURNAMENT_STATUS_RUNNING"
+
+    await until(running, timeout=60, every=0.3)  # nobody started it: the start time did
+    tournament = await admin.call("GET", path)
+    (board,) = tournament["rounds"][0]["boards"]
+    (bye,) = tournament["rounds"][0]["byes"]
+    assert bye not in board["entrant_ids"]
+    members = entrant_players(tournament)
+    by_user = {p.user_id: p for p in players}
+    seated = [by_user[members[e][0]] for e in board["entrant_ids"]]
+
+    async def started() -> bool:
+        try:
+            await seated[0].view(board["table_id"])
+        except ApiRefused:
+            return False
+        return True
+
+    await until(started, timeout=60)
+    snap = await seated[0].view(board["table_id"])
+    (idle,) = snap["to_act"]
+    absent = by_user[snap["seats"][idle]["user_id"]]
+    present = next(p for p in seated if p is not absent)
+    # The absent player never moves: after the game's 120 s (made to pass),
+    # the opponent claims the match, as at any table.
+    await rewind_idle(redis, board["table_id"], 121)
+    claimed = await present.act(board["table_id"], snap["version"], {"claim_inactivity": {}})
+    assert claimed["status"] == FINISHED
+
+    async def over() -> bool:
+        now = await admin.call("GET", path)
+        return now["status"] == "TOURNAMENT_STATUS_FINISHED"
+
+    await until(over, timeout=60, every=0.3)
+    final = await admin.call("GET", path)
+    scores = {s["entrant_id"]: s.get("score", 0.0) for s in final["standings"]}
+    entrant_of = {members[e][0]: e for e in members}
+    assert scores[bye] == 1.0 and scores[entrant_of[present.user_id]] == 1.0
+    assert scores[entrant_of[absent.user_id]] == 0.0
+    assert final["standings"][-1]["entrant_id"] == entrant_of[absent.user_id]
+
+    # The board's result delivered again changes nothing.
+    table_id = board["table_id"]
+    stream = keys.results(keys.group(table_id))
+    entry = next(fields for _, fields in await redis.xrange(stream) if fields["match"] == table_id)
+    await redis.delete(keys.rated(table_id))
+    await redis.xadd(stream, entry)
+    await until(lambda: redis.exists(keys.rated(table_id)), timeout=60)
+    assert await admin.call("GET", path) == final
+
+
+# -- the two faces ------------------------------------------------------------------------
+
+COMPETITION = competitions_pb2.DESCRIPTOR.services_by_name["CompetitionService"]
+# Every competition route → its call on CompetitionService (test_parity.py
+# holds PlatformService's routes the same way and leaves these to this table).
+COMPETITION_ROUTES: dict[tuple[str, str], str] = {
+    ("GET", "/v1/users/{user_id}/trophies"): "ListTrophies",
+    ("GET", "/v1/trophies"): "ListTrophyKinds",
+    ("POST", "/v1/tournaments"): "CreateTournament",
+    ("GET", "/v1/tournaments"): "ListTournaments",
+    ("GET", "/v1/tournaments/{tournament_id}"): "GetTournament",
+    ("WS", "/v1/tournaments/{tournament_id}/events"): "FollowTournament",
+    ("POST", "/v1/tournaments/{tournament_id}/register"): "RegisterForTournament",
+    ("POST", "/v1/tournaments/{tournament_id}/withdraw"): "WithdrawFromTournament",
+    ("POST", "/v1/tournaments/{tournament_id}/start"): "StartTournament",
+    ("GET", "/v1/leagues/{game}/{mode}"): "GetLeague",
+}
+
+
+def test_every_competition_route_has_its_rpc() -> None:
+    from gateway.app import create_app
+    from gateway.settings import GatewaySettings
+    from tests.integration.test_parity import app_routes
+
+    served = {
+        r
+        for r in app_routes(create_app(GatewaySettings()))
+        if any(w in r[1] for w in ("trophies", "tournaments", "leagues"))
+    }
+    assert served == COMPETITION_ROUTES.keys()
+    assert set(COMPETITION_ROUTES.values()) == set(COMPETITION.methods_by_name)
+
+
+async def test_the_faces_refuse_alike(
+    http: tuple[httpx.AsyncClient, httpx.AsyncClient], comp_stack: Stack
+) -> None:
+    a, _ = http
+    ana = await register(a, "ana")
+    async with grpc.aio.insecure_channel(comp_stack.platform_grpc(0)) as channel:
+        stub = competitions_pb2_grpc.CompetitionServiceStub(channel)
+        cases = [
+            (
+                lambda: ana.call("GET", "/v1/tournaments/nosuch"),
+                lambda: stub.GetTournament(
+                    competitions_pb2.GetTournamentRequest(tournament_id="nosuch"), metadata=bearer(ana.token)
+                ),
+                404,
+                grpc.StatusCode.NOT_FOUND,
+                "tournament_not_found",
+            ),
+            (
+                lambda: ana.call(
+                    "POST",
+                    "/v1/tournaments",
+                    {"name": "x", "game": "bozo", "format": "swiss", "max_entrants": 4},
+                ),
+                lambda: stub.CreateTournament(
+                    competitions_pb2.CreateTournamentRequest(
+                        name="x", game="bozo", format=competitions_pb2.TOURNAMENT_FORMAT_SWISS, max_entrants=4
+                    ),
+                    metadata=bearer(ana.token),
+                ),
+                403,
+                grpc.StatusCode.PERMISSION_DENIED,
+                "admin_required",
+            ),
+            (
+                lambda: ana.call("GET", "/v1/tournaments"),
+                lambda: stub.ListTournaments(competitions_pb2.ListTournamentsRequest()),
+                None,
+                grpc.StatusCode.UNAUTHENTICATED,
+                "unauthenticated",
+            ),
+        ]
+        for over_http, over_grpc, status, code, reason in cases:
+            if status is not None:
+                with pytest.raises(ApiRefused) as refused:
+                    await over_http()
+                assert (refused.value.status, refused.value.code) == (status, reason)
+            with pytest.raises(grpc.aio.AioRpcError) as failed:
+                await over_grpc()
+            assert refusal(failed.value) == (code, reason)
+
+
+async def test_openapi_types_the_competition_routes(
+    http: tuple[httpx.AsyncClient, httpx.AsyncClient],
+) -> None:
+    schema = (await http[0].get("/openapi.json")).json()
+    reply = schema["paths"]["/v1/tournaments/{tournament_id}"]["get"]["responses"]["200"]
+    ref = reply["content"]["application/json"]["schema"]["$ref"]
+    tournament = schema["components"]["schemas"][ref.rsplit("/", 1)[1]]
+    assert {"entrants", "rounds", "standings", "status", "format"} <= tournament["properties"].keys()
+    trophies = schema["paths"]["/v1/users/{user_id}/trophies"]["get"]["responses"]["200"]
+    assert trophies["content"]["application/json"]["schema"]["$ref"].endswith("ListTrophiesResponse")
+
+
+# -- leagues ---------------------------------------------------------------------------------
+
+
+async def test_a_season_closes_and_moves_players_between_divisions(
+    http: tuple[httpx.AsyncClient, httpx.AsyncClient], comp_stack: Stack, redis: Redis
+) -> None:
+    """Two divisions, two moves each way (the module's stack): ranked duels
+    score placement points; closing a season (its end made to pass) sends the
+    best of division 2 up and, once division 1 has players, its worst down."""
+    from tests.integration.test_ratings_flow import ranked_table
+
+    a, b = http
+    players = [await register(a if i % 2 else b, f"l{i}") for i in range(4)]
+    by_user = {p.user_id: p for p in players}
+    league_path = "/v1/leagues/bozo/duel"
+
+    async def ranked_duel(first: Player, second: Player) -> str:
+        table_id, _ = await ranked_table(comp_stack, [first, second], "bozo", {"mode": "DUEL"})
+        await play_table({first.user_id: first, second.user_id: second}, table_id, bozo_move)
+        return table_id
+
+    async def league() -> dict[str, Any]:
+        return await players[0].call("GET", league_path)
+
+    async def played(count: int, season: int) -> None:
+        async def recorded() -> bool:
+            now = await league()
+            rows = [row for d in now["divisions"] for row in d.get("standings", [])]
+            ours = [row for row in rows if row["user_id"] in by_user]
+            return now["season"] == season and sum(row.get("played", 0) for row in ours) == count
+
+        await until(recorded, timeout=60, every=0.3)
+
+    async def close_season(number: int) -> dict[str, Any]:
+        await redis.hset(ckeys.league_season("bozo", "duel"), "ends_at", time.time() - 1)
+
+        async def closed() -> bool:
+            return (await league())["season"] == number + 1
+
+        await until(closed, timeout=60, every=0.3)
+        return await league()
+
+    def division_rows(league: dict[str, Any], number: int) -> list[dict[str, Any]]:
+        (division,) = [d for d in league["divisions"] if d["number"] == number]
+        return list(division.get("standings", []))
+
+    # Season 1: everyone starts in the lowest division.
+    first = await league()
+    assert first["division_count"] == 2 and first["ends_at"] > time.time()
+    start_season = first["season"]
+    table_id = await ranked_duel(players[0], players[1])
+    await ranked_duel(players[2], players[3])
+    await played(4, start_season)
+    before = await league()
+    assert division_rows(before, 1) == []
+    rows = division_rows(before, 2)
+    assert sorted(r["user_id"] for r in rows) == sorted(by_user)
+    assert sorted(r.get("points", 0.0) for r in rows) in (
+        [0.0, 0.0, 1.0, 1.0],
+        [0.0, 0.5, 0.5, 1.0],
+        [0.5, 0.5, 0.5, 0.5],
+    )
+    points = [r.get("points", 0.0) for r in rows]
+    assert points == sorted(points, reverse=True)
+
+    # A result delivered again counts once.
+    stream = keys.results(keys.group(table_id))
+    entry = next(fields for _, fields in await redis.xrange(stream) if fields["match"] == table_id)
+    await redis.delete(keys.rated(table_id))
+    await redis.xadd(stream, entry)
+    await until(lambda: redis.exists(keys.rated(table_id)), timeout=60)
+    assert division_rows(await league(), 2) == rows
+
+    after = await close_season(start_season)
+    up = [r["user_id"] for r in rows[:2]]
+    expected = [{"user_id": u, "from_division": 2, "to_division": 1} for u in sorted(up)]
+    assert sorted(after["last_moves"], key=lambda m: m["user_id"]) == expected
+    assert division_rows(after, 1) == division_rows(after, 2) == []  # a new season, empty
+
+    # Season 2: the promoted pair meet in division 1, the others in division 2.
+    top = [by_user[u] for u in up]
+    rest = [p for p in players if p.user_id not in up]
+    await ranked_duel(top[0], top[1])
+    await ranked_duel(rest[0], rest[1])
+    await played(4, start_season + 1)
+    season2 = await league()
+    division1, division2 = division_rows(season2, 1), division_rows(season2, 2)
+    assert sorted(r["user_id"] for r in division1) == sorted(up)
+    moved = rules.season_moves(
+        {1: [r["user_id"] for r in division1], 2: [r["user_id"] for r in division2]}, 2, 2
+    )
+    assert moved == {division1[1]["user_id"]: 2, division2[0]["user_id"]: 1}
+    final = await close_season(start_season + 1)
+    assert {m["user_id"]: m["to_division"] for m in final["last_moves"]} == moved
+
+    # Over gRPC, the same league.
+    async with grpc.aio.insecure_channel(comp_stack.platform_grpc(0)) as channel:
+        stub = competitions_pb2_grpc.CompetitionServiceStub(channel)
+        got = await stub.GetLeague(
+            competitions_pb2.GetLeagueRequest(game="bozo", mode="duel"), metadata=bearer(players[0].token)
+        )
+        assert got.league.season == final["season"]
+        assert {m.user_id: m.to_division for m in got.league.last_moves} == moved
+        with pytest.raises(grpc.aio.AioRpcError) as failed:
+            await stub.GetLeague(
+                competitions_pb2.GetLeagueRequest(game="bozo", mode="solo"), metadata=bearer(players[0].token)
+            )
+        assert refusal(failed.value) == (grpc.StatusCode.NOT_FOUND, "unknown_league")
+
+
+async def test_the_periodic_check_starts_a_round_whose_tables_could_not_start(
+    http: tuple[httpx.AsyncClient, httpx.AsyncClient], comp_stack: Stack
+) -> None:
+    """The game is down when the tournament starts: the round is paired (once)
+    but its table cannot start. When the game is back, a replica's periodic
+    check starts it, and the tournament plays on."""
+    a, _ = http
+    admin = await make_admin(a, comp_stack)
+    players = [await register(a, f"c{i}") for i in range(2)]
+    created = await admin.call(
+        "POST",
+        "/v1/tournaments",
+        {"name": "Apagão", "game": "bozo", "options": {"mode": "DUEL"}, "format": "swiss", "max_entrants": 2},
+    )
+    path = f"/v1/tournaments/{created['id']}"
+    for player in players:
+        await player.call("POST", f"{path}/register", {})
+    comp_stack.stop("bozo")
+    try:
+        with pytest.raises(ApiRefused) as refused:
+            await admin.call("POST", f"{path}/start")
+        assert refused.value.status == 503
+        paired = await admin.call("GET", path)
+        assert paired["status"] == "TOURNAMENT_STATUS_RUNNING" and len(paired["rounds"]) == 1
+        (board,) = paired["rounds"][0]["boards"]
+    finally:
+        comp_stack.service("bozo")
+
+    async def started() -> bool:
+        try:
+            return (await players[0].view(board["table_id"]))["status"] == ACTIVE
+        except ApiRefused:
+            return False
+
+    await until(started, timeout=90, every=0.3)
+    final, _ = await play_tournament(admin, created["id"], {p.user_id: p for p in players}, bozo_move)
+    assert final["status"] == "TOURNAMENT_STATUS_FINISHED" and len(final["rounds"]) == 1
+    assert [b["table_id"] for b in final["rounds"][0]["boards"]] == [board["table_id"]]
+
+
+async def test_bozo_duplas_swiss_with_teams_and_a_bye(
+    http: tuple[httpx.AsyncClient, httpx.AsyncClient], comp_stack: Stack
+) -> None:
+    a, b = http
+    admin = await make_admin(a, comp_stack)
+    created = await admin.call(
+        "POST",
+        "/v1/tournaments",
+        {
+            "name": "Duplas",
+            "game": "bozo",
+            "options": {"mode": "DUPLAS"},
+            "format": "swiss",
+            "max_entrants": 3,
+        },
+    )
+    assert (created["mode"], created["team_size"], created["table_size"]) == ("duplas", 2, 4)
+    path = f"/v1/tournaments/{created['id']}"
+    players = [await register(a if i % 2 else b, f"j{i}") for i in range(7)]
+    for first, second in zip(players[:6:2], players[1:6:2], strict=True):
+        code = (await first.call("POST", f"{path}/register", {}))["team_code"]
+        await second.call("POST", f"{path}/register", {"team_code": code})
+    # A fourth team never finds its partner: it is full (three entrants), and
+    # a code is needed to join a team.
+    with pytest.raises(ApiRefused) as refused:
+        await players[6].call("POST", f"{path}/register", {})
+    assert refused.value.code == "tournament_full"
+    with pytest.raises(ApiRefused) as refused:
+        await players[6].call("POST", f"{path}/register", {"team_code": "nope"})
+    assert refused.value.code == "team_code_not_found"
+    # Followed over both faces from before the start to the end.
+    over_grpc: list[dict[str, Any]] = []
+    over_ws: list[dict[str, Any]] = []
+    following = [
+        asyncio.create_task(follow_grpc(comp_stack, players[0].token, created["id"], over_grpc)),
+        asyncio.create_task(follow_ws(comp_stack, players[1].token, created["id"], over_ws)),
+    ]
+
+    async def both_following() -> bool:
+        return bool(over_grpc and over_ws)
+
+    await until(both_following, timeout=30)
+    started = await admin.call("POST", f"{path}/start")
+    assert started["rounds_planned"] == 2
+    (board,) = started["rounds"][0]["boards"]
+    (bye,) = started["rounds"][0]["byes"]
+    members = entrant_players(started)
+    table = await admin.call("GET", f"/v1/tables/{board['table_id']}")
+    seated = [p["user_id"] for p in table["players"]]
+    first, second = (members[e] for e in board["entrant_ids"])
+    # JADE sits 0 & 2, AMBAR 1 & 3: partners opposite.
+    assert [seated[0], seated[2]] == first and [seated[1], seated[3]] == second
+    final, snaps = await play_tournament(admin, created["id"], {p.user_id: p for p in players[:6]}, bozo_move)
+    check_boards(final, snaps)
+    check_swiss(final)
+    await asyncio.gather(*following)
+    for seen in (over_grpc, over_ws):
+        # Every state it went through, in order: registration, round 1, round
+        # 2, the end, exactly as GET reads it at the end.
+        statuses = [t["status"] for t in seen]
+        assert statuses[0] == "TOURNAMENT_STATUS_REGISTRATION" and seen[-1] == final
+        rounds = [len(t.get("rounds", [])) for t in seen]
+        assert rounds == sorted(rounds) and {1, 2} <= set(rounds)
+    # The round-one bye sits out no more: round two seats it.
+    assert bye in final["rounds"][1]["boards"][0]["entrant_ids"]
+    assert final["rounds"][1]["byes"] != [bye]
