@@ -26,7 +26,19 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway import grpc_api, metrics
 from gateway.platform import Platform
-from gateway.routes import auth, competitions, docs, feeds, matchmaking, ops, play, site, social, standings, tables
+from gateway.routes import (
+    auth,
+    competitions,
+    docs,
+    feeds,
+    matchmaking,
+    ops,
+    play,
+    site,
+    social,
+    standings,
+    tables,
+)
 from gateway.settings import GatewaySettings, MatchmakingSettings
 from services.kit import logs
 from services.kit.errors import Refused, unavailable

@@ -11,12 +11,12 @@ from rodada.platform.v1 import competitions_pb2
 
 from gateway.competitions import trophies
 from gateway.competitions.tournaments import FORMATS, STATUSES
-from gateway.deps import CallerDep, PlatformDep, message_json
+from gateway.deps import CallerDep, JsonRoute, PlatformDep, message_json
 from gateway.openapi import returns
 from gateway.routes.feeds import _serve as serve_socket
 from services.kit.errors import invalid
 
-router = APIRouter(prefix="/v1", tags=["competitions"])
+router = APIRouter(prefix="/v1", tags=["competitions"], route_class=JsonRoute)
 _FORMATS = {name: number for number, name in FORMATS.items()}
 
 
