@@ -465,6 +465,25 @@ def rank_options(total: int, scored: list[tuple[JSON, float]]) -> Advice:
     return Advice(expected_final_score=options[0].expected_final_score, options=options)
 
 
+# Options whose expectations differ by less than this are equally good: one
+# value summed in another order differs in its last bits (a value is at most a
+# few hundred points, so a real difference is many orders of magnitude larger).
+TIE = 1e-9
+
+
+def choose(advice: Advice, rng: Rng | None) -> JSON:
+    """A CPU's pick: the best option, and among equally good ones (keeping any
+    one die of 1-2-3-4-5 for a last Yatzy box, say) one drawn from ``rng``,
+    the CPU's own generator stream. It draws only on a tie, so the choice is a
+    function of the position and the generator's state; without a generator
+    the first best is taken."""
+    best = advice.best.expected_final_score
+    tied = [o for o in advice.options if best - o.expected_final_score <= TIE]
+    if len(tied) == 1 or rng is None:
+        return tied[0].action
+    return tied[rng.randbelow(len(tied))].action
+
+
 def check_dice(dice: Sequence[int], throws_used: int) -> None:
     if not 0 <= throws_used <= MAX_THROWS:
         raise ValueError("throws_used is 0..3")
@@ -779,11 +798,20 @@ def best_action(
 
 
 def cpu_move(view: Mapping[str, Any], seat: int, rng: Rng | None = None) -> JSON:
-    """The best action from the seat's view alone, in the shape of the kit's
+    """The optimal action from the seat's view alone, in the shape of the kit's
     ``Game.cpu`` hook (Yatzy hides nothing, so the view is the whole position;
-    the policy is deterministic and ignores ``rng``). Fields at their default
-    may be absent from a view, hence the ``get``s."""
+    ties between equally good actions are broken by ``rng``, see
+    :func:`choose`). Fields at their default may be absent from a view, hence
+    the ``get``s."""
     entries = view["cards"][seat].get("boxes", [])
     filled = {e["box"]: int(e.get("points", 0)) for e in entries if e.get("filled")}
     card = str(view.get("card") or scoring.CLASSIC)
-    return advisor(card).best_action(filled, list(view.get("dice", [])), int(view.get("throws_used", 0)))
+    advice = advisor(card).advise(filled, list(view.get("dice", [])), int(view.get("throws_used", 0)))
+    return choose(advice, rng)
+
+
+def prepare() -> None:
+    """Load (or build and cache) both cards' tables: a service does it once
+    before it serves, so no request waits for a table."""
+    for card in scoring.CARDS:
+        advisor(card)
