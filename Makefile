@@ -22,7 +22,7 @@ CLIENT_STUBS := gen/.client-stubs
 DEBIAN_PACKAGES := protobuf-compiler protobuf-compiler-grpc-java-plugin libprotobuf-java libgrpc-java \
 	libgeronimo-annotation-1.3-spec-java default-jdk-headless jq
 
-.PHONY: setup protos client-stubs debian-tools run test lint bench soak lock clean
+.PHONY: setup protos client-stubs debian-tools run test lint bench soak lock clean advisor-tables advisor-cache
 
 setup: $(INSTALLED) $(TYPED_STUBS)
 
@@ -72,10 +72,10 @@ $(CLIENT_STUBS): $(PROTOS) buf.gen.yaml $(NODE_TOOLS) $(INSTALLED) | debian-tool
 
 client-stubs: $(CLIENT_STUBS)
 
-run: $(RUNTIME) $(STUBS)
+run: $(RUNTIME) $(STUBS) advisor-cache
 	$(PY) -m tools.run_local
 
-test: setup $(CLIENT_STUBS)
+test: setup $(CLIENT_STUBS) advisor-cache
 	$(PY) -m pytest
 
 lint: setup $(NODE_TOOLS)
@@ -83,6 +83,17 @@ lint: setup $(NODE_TOOLS)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+
+# The advisors' tables (Yatzy classic and Scandinavian, Bozó): advisor-tables
+# builds them afresh into .data/advisor (or RODADA_ADVISOR_DIR), printing time,
+# size and digest; advisor-cache loads them, building only a missing one (once
+# per checkout), so that services started next load them in milliseconds
+# before they serve. The image builds them in (deploy/docker/Dockerfile).
+advisor-tables: $(RUNTIME) $(STUBS)
+	$(PY) -m tools.build_advisor_tables
+
+advisor-cache: $(RUNTIME) $(STUBS)
+	$(PY) -c "import services.yatzy.advisor as y, services.bozo.advisor as b; y.prepare(); b.prepare()"
 
 bench: setup
 	$(PY) -m tools.bench
