@@ -76,15 +76,26 @@ Measured on the 2-core development machine (numpy 2.4, one core, the machine
 shared with other work): classic builds in 1.1-1.3 s into a 4.0 MiB table,
 Scandinavian in 4.1-6.0 s into 16.0 MiB, Bozó in 0.01 s (float64 ``.npy``
 with NaN in unreachable cells; ``savez_compressed`` would only bring them
-to 1.6 and 6.3 MiB, float64 mantissas hardly compress). Peak memory of a
-build is about 80 MiB; loading a cached table takes about 15 ms; ``advise``
-then takes about 1 ms for a new state and 0.15 ms within a turn. That is far
-under the one-minute mark, so the tables are **built on first use** and
-cached in ``.data/advisor/`` (``RODADA_ADVISOR_DIR`` overrides it), written
-atomically (a temporary file then ``os.replace``) so concurrent processes
-never read half a table; ``python -m tools.build_advisor_tables`` builds
-them ahead of time. Shipping them would put 20 MiB of binary (7.9 MiB
-compressed) in every clone to save about 6 s once per machine.
+to 1.6 and 6.3 MiB, float64 mantissas hardly compress). Under heavy load
+(load average 14 on the 2 cores) the same builds took 26-45 s and 72-244 s;
+the bytes were the same every time (``tools.build_advisor_tables`` prints
+their SHA-256). Peak memory of a build is about 80 MiB; loading a cached
+table takes about 15 ms; ``advise`` then takes about 1 ms for a new state
+and 0.15 ms within a turn.
+
+So the tables are **built, never committed**: shipping them in git would put
+20 MiB of binary (7.9 MiB compressed) in every clone and in its history at
+every rule change, to save seconds once per checkout. They are built on first
+use and cached in ``.data/advisor/`` (``RODADA_ADVISOR_DIR`` overrides it),
+written atomically (a temporary file then ``os.replace``) so concurrent
+processes never read half a table; ``make advisor-cache`` (run by ``make
+run`` and ``make test``) builds a missing one, ``make advisor-tables``
+rebuilds them all. A game service loads them (:func:`prepare`) before its
+port opens, so no request ever waits for a table. The container image builds
+them in at image build time (``deploy/docker/Dockerfile``): pods run with a
+read-only root filesystem, where a table built on first use could not be
+cached and every pod start would pay the build (up to minutes under load)
+before it serves.
 
 The dice-turn machinery (:class:`DiceSpace`, :func:`keep_values`,
 :func:`reroll_values`, :func:`turn_values`) and the table cache
