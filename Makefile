@@ -35,7 +35,7 @@ WEB_TYPES := $(WEB)/src/api/schema.d.ts
 WEB_SITE := $(WEB)/dist/.built
 WEB_SOURCES := $(shell find $(WEB)/src $(WEB)/public -type f -not -name schema.d.ts) $(WEB)/tsconfig.json
 
-.PHONY: setup protos client-stubs web debian-tools run test lint bench soak lock clean
+.PHONY: setup protos client-stubs web debian-tools run test lint bench soak lock clean advisor-tables advisor-cache
 
 setup: $(INSTALLED) $(TYPED_STUBS)
 
@@ -105,12 +105,12 @@ web: $(WEB_SITE)
 
 # The web client needs Node and npm; on a machine with only Python the
 # platform starts without it (the API, /docs and /rules/ are all there).
-run: $(RUNTIME) $(STUBS)
+run: $(RUNTIME) $(STUBS) advisor-cache
 	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory web; \
 		else echo "npm not found: starting without the web client at /"; fi
 	$(PY) -m tools.run_local
 
-test: setup $(CLIENT_STUBS) $(BENCH_NODE) $(WEB_SITE)
+test: setup $(CLIENT_STUBS) $(BENCH_NODE) $(WEB_SITE) advisor-cache
 	$(PY) -m pytest
 
 lint: setup $(NODE_TOOLS)
@@ -123,16 +123,27 @@ bench/%/node_modules/.installed: bench/%/package.json bench/%/package-lock.json
 	cd bench/$* && npm ci --no-audit --no-fund
 	touch $@
 
+# The advisors' tables (Yatzy classic and Scandinavian, Bozó): advisor-tables
+# builds them afresh into .data/advisor (or RODADA_ADVISOR_DIR), printing time,
+# size and digest; advisor-cache loads them, building only a missing one (once
+# per checkout), so that services started next load them in milliseconds
+# before they serve. The image builds them in (deploy/docker/Dockerfile).
+advisor-tables: $(RUNTIME) $(STUBS)
+	$(PY) -m tools.build_advisor_tables
+
+advisor-cache: $(RUNTIME) $(STUBS)
+	$(PY) -c "import services.yatzy.advisor as y, services.bozo.advisor as b; y.prepare(); b.prepare()"
+
 # Side by side with boardgame.io (throughput at 10 and 50 matches, engine,
 # Redis memory, a matchmaking burst), then 10,000 idle feeds on one gateway.
 # Bounded in time; loopback stacks of its own (tools/bench.py).
-bench: setup $(BENCH_NODE)
+bench: setup $(BENCH_NODE) advisor-cache
 	$(PY) -m tools.bench
 	$(PY) -m tools.bench_feeds
 
 # Conflicting actions through three service replicas and two gateways, then an
 # audit of every match (bounded, loopback; exits non-zero on a violation).
-soak: setup
+soak: setup advisor-cache
 	$(PY) -m tools.soak
 
 # Pin every dependency again (with hashes, for every platform) from pyproject.toml.

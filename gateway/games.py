@@ -94,6 +94,16 @@ class GameClient:
             self.unpack("Options", filled, "invalid_options"), preserving_proto_field_name=True
         )
 
+    def check_ranked(self, options: dict[str, Any]) -> None:
+        """A practice table (one of the game's practice options set, e.g. the
+        advisor's ``advice``) is never ranked: refused before it queues."""
+        practice = [name for name in self.info.practice_options if options.get(name)]
+        if practice:
+            raise invalid(
+                "practice_unranked",
+                f"{', '.join(practice)} makes a practice table: ranked play has no {practice[0]}",
+            )
+
     def mode(self, name: str) -> match_pb2.Mode:
         for mode in self.info.modes:
             if mode.name == name:

@@ -246,6 +246,8 @@ class Tables:
         exists the stored table is returned unchanged, so a retried formation
         creates its table once."""
         mode = game.mode_for(len(players), options)
+        if ranked:
+            game.check_ranked(options)
         table = _record(table_id, game, mode, options, list(players), None, False) | {"ranked": ranked}
         try:
             await self._commit(table, 0, [Change("OPENED")])

@@ -1,6 +1,7 @@
 """How well the advisors play: seeded solo games with their best action.
 
     python -m tools.advisor_strength [--games 100000] [--seed 2026] [--workers 2]
+                                     [--engine-games 0]
 
 Plays ``--games`` solo games per card (Yatzy classic, Yatzy Scandinavian,
 Bozó) choosing every action as the advisors' ``best_action`` would, and
@@ -18,11 +19,21 @@ points scored come from the model's tables of the engines' scoring
 functions. Each block has its own random stream derived from the seed and
 the block's number, so the figures depend on ``--seed`` and ``--games``
 only, not on how many processes share the work.
+
+The simulation takes the first of equally good actions where a CPU seat draws
+one from its generator stream (``services.yatzy.advisor.choose``); equal
+options have equal expectations, so the mean is the same. ``--engine-games
+N`` checks that claim on the real thing: N solo games per card played by the
+kit with the CPU on the only seat (``play.start`` with ``cpu_seats=[0]``:
+the seat's view, the policy, ties from the CPU stream, the engine's dice
+from the match generator, seeded per game), about 80 ms a Yatzy game, so
+thousands rather than the simulation's hundred thousand.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import math
 import multiprocessing
 import multiprocessing.pool
@@ -35,6 +46,11 @@ import numpy as np
 import numpy.typing as npt
 
 from services.bozo.advisor import BozoAdvisor
+from services.bozo.game import GAME as BOZO
+from services.kit import play
+from services.kit.engine import Context
+from services.kit.game import Game
+from services.kit.rng import MatchRng, cpu_seed
 from services.yatzy import scoring
 from services.yatzy.advisor import (
     DICE,
@@ -48,6 +64,7 @@ from services.yatzy.advisor import (
     Workspace,
     YatzyAdvisor,
 )
+from services.yatzy.game import GAME as YATZY
 
 BLOCK = 1024  # games played in lockstep; also the widest turn computed at once
 CARDS = ("yatzy-classic", "yatzy-scandinavian", "bozo")
@@ -201,14 +218,63 @@ def measure(card: str, games: int, seed: int, pool: multiprocessing.pool.Pool) -
     return Strength(card, games, float(scores.mean()), float(scores.std(ddof=1)), optimum, seconds)
 
 
+ENGINE_BLOCK = 250  # kit-played games per task
+ENGINE_GAMES: dict[str, tuple[Game, dict[str, str]]] = {
+    "yatzy-classic": (YATZY, {"card": "CLASSIC"}),
+    "yatzy-scandinavian": (YATZY, {"card": "SCANDINAVIAN"}),
+    "bozo": (BOZO, {"mode": "SOLO"}),
+}
+
+
+def engine_block(task: tuple[str, int, int, int]) -> list[int]:
+    """Final totals of solo games the kit plays with a CPU seat, one match
+    seed per game (from the run's seed, the card and the game's number)."""
+    card, seed, first, games = task
+    game, options = ENGINE_GAMES[card]
+    scores: list[int] = []
+    for number in range(first, first + games):
+        match_seed = hashlib.sha256(f"advisor strength {seed} {card} {number}".encode()).digest()
+        ctx = Context(MatchRng(match_seed), 0.0, 0.0)
+        table, _ = play.start(game, 1, options, ctx, (0,), MatchRng(cpu_seed(match_seed)))
+        assert game.outcome(table.state) is not None and game.scores is not None
+        scores.append(game.scores(table.state)[0])
+    return scores
+
+
+def measure_engine(card: str, games: int, seed: int, pool: multiprocessing.pool.Pool) -> Strength:
+    model, table = load(card)
+    optimum = float(model.value(table, np.array([0]), np.array([0]))[0])
+    tasks = [(card, seed, start, min(ENGINE_BLOCK, games - start)) for start in range(0, games, ENGINE_BLOCK)]
+    began = time.perf_counter()
+    scores = np.array(
+        [s for block in pool.map(engine_block, tasks, chunksize=1) for s in block], dtype=np.float64
+    )
+    seconds = time.perf_counter() - began
+    return Strength(card, games, float(scores.mean()), float(scores.std(ddof=1)), optimum, seconds)
+
+
+def report(s: Strength) -> None:
+    low, high = s.mean - s.half_width, s.mean + s.half_width
+    inside = "in" if low <= s.optimum <= high else "OUT"
+    print(
+        f"{s.card:<20} {s.mean:>10.3f}   [{low:>8.3f}, {high:>8.3f}] {s.sd:>7.2f} "
+        f"{s.optimum:>12.6f} {s.seconds:>7.1f}s  optimum {inside}"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--games", type=int, default=100_000, help="solo games per card (default 100000)")
     parser.add_argument("--seed", type=int, default=2026, help="seed of the dice (default 2026)")
     parser.add_argument("--workers", type=int, default=multiprocessing.cpu_count(), help="processes")
+    parser.add_argument(
+        "--engine-games", type=int, default=0, help="also play this many solo games per card through the kit"
+    )
     args = parser.parse_args(argv)
     if args.games < 2:
         parser.error("--games must be at least 2")
+    if args.engine_games == 1 or args.engine_games < 0:
+        parser.error("--engine-games must be 0 or at least 2")
     for card in CARDS:  # build any missing table once, before the workers load it
         load(card)
     began = time.perf_counter()
@@ -216,13 +282,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"{'card':<20} {'mean':>10} {'95% CI':>22} {'sd':>7} {'optimum':>12} {'time':>8}")
     with multiprocessing.get_context("spawn").Pool(args.workers) as pool:
         for card in CARDS:
-            s = measure(card, args.games, args.seed, pool)
-            low, high = s.mean - s.half_width, s.mean + s.half_width
-            inside = "in" if low <= s.optimum <= high else "OUT"
-            print(
-                f"{card:<20} {s.mean:>10.3f}   [{low:>8.3f}, {high:>8.3f}] {s.sd:>7.2f} "
-                f"{s.optimum:>12.6f} {s.seconds:>7.1f}s  optimum {inside}"
-            )
+            report(measure(card, args.games, args.seed, pool))
+        if args.engine_games:
+            print(f"{args.engine_games} games per card played by the kit with a CPU seat")
+            for card in CARDS:
+                report(measure_engine(card, args.engine_games, args.seed, pool))
     print(f"total {time.perf_counter() - began:.1f} s")
 
 

@@ -239,6 +239,8 @@ class Matchmaking:
             raise invalid("invalid_mode", str(exc)) from None
         if ranked and not mode.rated:
             raise invalid("not_rated", f"{game.name} {mode.name} has no ranked play")
+        if ranked:
+            game.check_ranked(canonical)
         return Queue(
             game.name, mode.name, ranked, orjson.dumps(canonical, option=orjson.OPT_SORT_KEYS).decode()
         )

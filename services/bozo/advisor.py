@@ -76,6 +76,7 @@ from services.yatzy.advisor import (
     TurnValues,
     Workspace,
     check_dice,
+    choose,
     fingerprint,
     keep_options,
     load_or_build,
@@ -314,15 +315,22 @@ def best_action(filled: Filled, dice: Sequence[int], throws_used: int, *, cup_pe
 
 
 def cpu_move(view: Mapping[str, Any], seat: int, rng: Rng | None = None) -> JSON:
-    """The best action from the seat's view alone, in the shape of the kit's
+    """The optimal action from the seat's view alone, in the shape of the kit's
     ``Game.cpu`` hook: the card of the seat's side (``seat % cards``: its
     own in solo and duel, its team's in duplas), the dice (0 under the cup),
-    the throws made and whether a cup waits for its declaration. The policy
-    is deterministic and ignores ``rng``; fields at their default may be
+    the throws made and whether a cup waits for its declaration. It never
+    throws with the cup (worth exactly the same, see the module docstring);
+    ties, such as TOP and BOTTOM for a pending cup, are broken by ``rng``
+    (:func:`services.yatzy.advisor.choose`). Fields at their default may be
     absent from a view, hence the ``get``s."""
     cards = view["cards"]
     entries = cards[seat % len(cards)].get("boxes", [])
     filled = {e["box"]: int(e.get("points", 0)) for e in entries}
     dice = [int(die.get("face", 0)) for die in view.get("dice", [])]
     throws = int(view.get("throw_number", 0))
-    return advisor().best_action(filled, dice, throws, cup_pending=bool(view.get("cup_pending")))
+    return choose(advisor().advise(filled, dice, throws, cup_pending=bool(view.get("cup_pending"))), rng)
+
+
+def prepare() -> None:
+    """Load (or build and cache) the table before a service serves."""
+    advisor()

@@ -28,6 +28,7 @@ The state is a plain dict:
   last throw), ``cup_pending``, ``last_reveal`` (the last declaration, or None);
 - ``cards``: one per side (a seat in solo and duel, a team in duplas), each a
   dict box → ``{"points", "boca", "seat"}`` of the filled boxes;
+- ``advice``: Options.advice, seated players may ask the advisor (advice.py);
 - ``reason``: None while playing, then the EndReason value; ``forfeited``: the
   seat that left, was claimed against or expired, if any.
 """
@@ -72,6 +73,7 @@ def setup(seats: int, options: bozo_pb2.Options, mode: str, ctx: Context) -> tup
         "cards": [{} for _ in range(2 if name == "DUPLAS" else seats)],
         "reason": None,
         "forfeited": [],
+        "advice": options.advice,
     }
     _reset_turn(state)
     return state, [_turn_started(state)]

@@ -2,7 +2,7 @@
 
 from rodada.bozo.v1 import bozo_pb2
 
-from services.bozo import engine
+from services.bozo import advice, advisor, engine
 from services.kit.game import CLAIMABLE, CONCEDE, EXPIRE, OPPONENTS, Game, Mode, Team
 
 GAME = Game(
@@ -33,4 +33,13 @@ GAME = Game(
     scores=engine.scores,
     depart=engine.depart,
     legal=engine.legal,
+    # Issue 17: CPU seats (duel; duplas as partner or opponent, any of seats
+    # 1-3) play the advisor's optimal policy for their side's card from the
+    # seat's view, never with the cup (worth the same); practice tables may
+    # ask the advisor.
+    cpu=advisor.cpu_move,
+    cpu_seats=True,
+    ask=advice.ask,
+    practice_options=frozenset({"advice"}),
+    prepare=advisor.prepare,
 )

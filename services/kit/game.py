@@ -120,6 +120,12 @@ class Game:
     # Every action ``seat`` may make now, in the Action's JSON form (random
     # play, CPUs, clients); None when the game does not enumerate them.
     legal: Callable[[State, int], list[JSON]] | None = None
+    # Options fields that make a table a practice table (Yatzy's and Bozó's
+    # ``advice``): such a table is never ranked.
+    practice_options: frozenset[str] = frozenset()
+    # Work a service does once before it serves (loading the advisor's
+    # tables), so that no request pays for it.
+    prepare: Callable[[], object] | None = None
 
     # -- facts derived --
 
@@ -166,6 +172,7 @@ class Game:
             inactivity_seconds=INACTIVITY_SECONDS,
             questions=self.ask is not None,
             option_defaults=_struct(self.defaults),
+            practice_options=sorted(self.practice_options),
         )
 
     # -- parsing client input (strict: unknown fields fail) --

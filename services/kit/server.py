@@ -148,6 +148,9 @@ async def serve(game: Game, settings: ServiceSettings) -> None:
         asyncio.create_task(_refresh_active_gauge(store, game.name)),
         asyncio.create_task(reload_keys(verifier, settings)),
     ]
+    if game.prepare is not None:
+        # Before the port opens: health says SERVING only once it is done.
+        await asyncio.to_thread(game.prepare)
     log.info("%s serving gRPC on %s", game.name, address)
     try:
         await serve_grpc(address, match_guard(game, verifier), register, settings.drain_seconds, hub.close)

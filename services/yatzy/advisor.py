@@ -76,15 +76,26 @@ Measured on the 2-core development machine (numpy 2.4, one core, the machine
 shared with other work): classic builds in 1.1-1.3 s into a 4.0 MiB table,
 Scandinavian in 4.1-6.0 s into 16.0 MiB, Bozó in 0.01 s (float64 ``.npy``
 with NaN in unreachable cells; ``savez_compressed`` would only bring them
-to 1.6 and 6.3 MiB, float64 mantissas hardly compress). Peak memory of a
-build is about 80 MiB; loading a cached table takes about 15 ms; ``advise``
-then takes about 1 ms for a new state and 0.15 ms within a turn. That is far
-under the one-minute mark, so the tables are **built on first use** and
-cached in ``.data/advisor/`` (``RODADA_ADVISOR_DIR`` overrides it), written
-atomically (a temporary file then ``os.replace``) so concurrent processes
-never read half a table; ``python -m tools.build_advisor_tables`` builds
-them ahead of time. Shipping them would put 20 MiB of binary (7.9 MiB
-compressed) in every clone to save about 6 s once per machine.
+to 1.6 and 6.3 MiB, float64 mantissas hardly compress). Under heavy load
+(load average 14 on the 2 cores) the same builds took 26-45 s and 72-244 s;
+the bytes were the same every time (``tools.build_advisor_tables`` prints
+their SHA-256). Peak memory of a build is about 80 MiB; loading a cached
+table takes about 15 ms; ``advise`` then takes about 1 ms for a new state
+and 0.15 ms within a turn.
+
+So the tables are **built, never committed**: shipping them in git would put
+20 MiB of binary (7.9 MiB compressed) in every clone and in its history at
+every rule change, to save seconds once per checkout. They are built on first
+use and cached in ``.data/advisor/`` (``RODADA_ADVISOR_DIR`` overrides it),
+written atomically (a temporary file then ``os.replace``) so concurrent
+processes never read half a table; ``make advisor-cache`` (run by ``make
+run`` and ``make test``) builds a missing one, ``make advisor-tables``
+rebuilds them all. A game service loads them (:func:`prepare`) before its
+port opens, so no request ever waits for a table. The container image builds
+them in at image build time (``deploy/docker/Dockerfile``): pods run with a
+read-only root filesystem, where a table built on first use could not be
+cached and every pod start would pay the build (up to minutes under load)
+before it serves.
 
 The dice-turn machinery (:class:`DiceSpace`, :func:`keep_values`,
 :func:`reroll_values`, :func:`turn_values`) and the table cache
@@ -465,6 +476,25 @@ def rank_options(total: int, scored: list[tuple[JSON, float]]) -> Advice:
     return Advice(expected_final_score=options[0].expected_final_score, options=options)
 
 
+# Options whose expectations differ by less than this are equally good: one
+# value summed in another order differs in its last bits (a value is at most a
+# few hundred points, so a real difference is many orders of magnitude larger).
+TIE = 1e-9
+
+
+def choose(advice: Advice, rng: Rng | None) -> JSON:
+    """A CPU's pick: the best option, and among equally good ones (keeping any
+    one die of 1-2-3-4-5 for a last Yatzy box, say) one drawn from ``rng``,
+    the CPU's own generator stream. It draws only on a tie, so the choice is a
+    function of the position and the generator's state; without a generator
+    the first best is taken."""
+    best = advice.best.expected_final_score
+    tied = [o for o in advice.options if best - o.expected_final_score <= TIE]
+    if len(tied) == 1 or rng is None:
+        return tied[0].action
+    return tied[rng.randbelow(len(tied))].action
+
+
 def check_dice(dice: Sequence[int], throws_used: int) -> None:
     if not 0 <= throws_used <= MAX_THROWS:
         raise ValueError("throws_used is 0..3")
@@ -779,11 +809,20 @@ def best_action(
 
 
 def cpu_move(view: Mapping[str, Any], seat: int, rng: Rng | None = None) -> JSON:
-    """The best action from the seat's view alone, in the shape of the kit's
+    """The optimal action from the seat's view alone, in the shape of the kit's
     ``Game.cpu`` hook (Yatzy hides nothing, so the view is the whole position;
-    the policy is deterministic and ignores ``rng``). Fields at their default
-    may be absent from a view, hence the ``get``s."""
+    ties between equally good actions are broken by ``rng``, see
+    :func:`choose`). Fields at their default may be absent from a view, hence
+    the ``get``s."""
     entries = view["cards"][seat].get("boxes", [])
     filled = {e["box"]: int(e.get("points", 0)) for e in entries if e.get("filled")}
     card = str(view.get("card") or scoring.CLASSIC)
-    return advisor(card).best_action(filled, list(view.get("dice", [])), int(view.get("throws_used", 0)))
+    advice = advisor(card).advise(filled, list(view.get("dice", [])), int(view.get("throws_used", 0)))
+    return choose(advice, rng)
+
+
+def prepare() -> None:
+    """Load (or build and cache) both cards' tables: a service does it once
+    before it serves, so no request waits for a table."""
+    for card in scoring.CARDS:
+        advisor(card)

@@ -22,6 +22,7 @@ State (JSON)::
     current   the seat to act, None once over
     dice      the five current dice, [] before the turn's first throw
     throws    throws made this turn, 0..3
+    advice    Options.advice: seated players may ask the advisor (advice.py)
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ def setup(seats: int, options: yatzy_pb2.Options, mode: str, ctx: Context) -> tu
         "current": 0,
         "dice": [],
         "throws": 0,
+        "advice": options.advice,
     }
     return state, [_turn_started(state)]
 

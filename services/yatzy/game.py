@@ -3,7 +3,7 @@
 from rodada.yatzy.v1 import yatzy_pb2
 
 from services.kit.game import CLAIMABLE, OTHERS, SEAT_OUT, Game, Mode
-from services.yatzy import engine
+from services.yatzy import advice, advisor, engine
 
 GAME = Game(
     name="yatzy",
@@ -24,4 +24,11 @@ GAME = Game(
     depart=engine.depart,
     legal=engine.legal,
     defaults=engine.DEFAULTS,
+    # Issue 17: CPU seats play the advisor's optimal policy from the seat's
+    # view (ties drawn from the CPU stream); practice tables may ask it.
+    cpu=advisor.cpu_move,
+    cpu_seats=True,
+    ask=advice.ask,
+    practice_options=frozenset({"advice"}),
+    prepare=advisor.prepare,
 )

@@ -292,6 +292,20 @@ async def test_a_table_the_matchmaker_forms_is_opened_once_however_often_it_is_f
     assert [s.user_id for s in (await match_of(lobby, table_id)).seats] == ["ana", "bia"]
 
 
+async def test_a_practice_table_is_never_formed_ranked(lobby: Lobby) -> None:
+    """Bozó's ``advice`` makes a practice table (GameInfo.practice_options):
+    a ranked formation with it is refused and nothing is stored; casual is fine."""
+    assert list(lobby.game("bozo").info.practice_options) == ["advice"]
+    seated = [{"user_id": "ana", "name": "ana"}, {"user_id": "bia", "name": "bia"}]
+    practice = {"mode": "DUEL", "advice": True}
+    table_id = secrets.token_hex(6)
+    formed = lobby.tables.create_formed(table_id, lobby.game("bozo"), practice, seated, ranked=True)
+    assert await refused(formed) == "practice_unranked"
+    assert await stored(lobby.redis, table_id) == ({}, [])
+    casual = await lobby.tables.create_formed(table_id, lobby.game("bozo"), practice, seated, ranked=False)
+    assert casual["ranked"] is False and casual["options"]["advice"] is True
+
+
 async def test_a_start_the_game_refuses_opens_the_table_again(lobby: Lobby) -> None:
     table = await lobby.tables.create(ANA, lobby.game("nim"), 2, {"heap": 101}, [])  # Nim's heap is 1-100
     tid = table["id"]

@@ -27,6 +27,7 @@ from rodada.platform.v1 import platform_pb2, platform_pb2_grpc
 
 from services.dudo.game import GAME as DUDO_GAME
 from services.kit import keys
+from tests.conftest import TEST_PACKAGES
 from tests.integration.cpu_play import play_as_cpu
 from tests.integration.http_client import ACTIVE, FINISHED, ApiRefused, Player, register
 from tests.integration.waiting import until
@@ -45,6 +46,7 @@ pytestmark = pytest.mark.timeout(90)
 def mm_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     with Stack(
         tmp_path_factory.mktemp("matchmaking"),
+        packages=TEST_PACKAGES,  # Nim: the one game without CPU seats, whose lone tickets wait
         env={
             "MATCHMAKER_CYCLE_SECONDS": str(CYCLE),
             "MATCHMAKER_FILL_WAIT_SECONDS": str(FILL_WAIT),
@@ -234,16 +236,16 @@ async def test_tickets_through_both_replicas_are_matched_exactly_once(
 
 async def test_cancel_one_live_ticket_and_bad_input_changes_nothing(replicas: Any, redis: Redis) -> None:
     a, b = replicas
-    # Yatzy: a flexible table with no CPU seats, so a lone ticket waits.
-    # (Dudo, which the test used, now seats a lone casual ticket with CPUs.)
-    # Each test here has a queue of its own: Yatzy's three cards (unset, CLASSIC,
-    # SCANDINAVIAN) are three queues.
-    options = {"card": "CLASSIC"}
+    # Nim (a test game): a flexible table with no CPU seats, so a lone ticket
+    # waits. (Dudo, then Yatzy, which the test used, now seat a lone casual
+    # ticket with CPUs.) Each test here has a queue of its own: each heap size
+    # is a queue.
+    options = {"heap": 11}
     ana, bia, caio = await guest(a, "ana"), await guest(b, "bia"), await guest(a, "caio")
-    made = await queue(ana, "yatzy", options)
+    made = await queue(ana, "nim", options)
     assert (made["state"], made["position"], made["queue_length"]) == ("waiting", 1, 1)
-    assert (made["game"], made["mode"], options_of(made)) == ("yatzy", "standard", options)
-    assert made["options"]["@type"] == "type.googleapis.com/rodada.yatzy.v1.Options"
+    assert (made["game"], made["mode"], options_of(made)) == ("nim", "standard", {**options, "max_take": 0})
+    assert made["options"]["@type"] == "type.googleapis.com/rodada.nim.v1.Options"
     assert made["members"] == [{"id": ana.user_id, "name": "ana", "role": "guest"}]
     assert made["ranked"] is False and made["party"] is False and made["party_code"] == ""
     assert "estimated_wait_seconds" not in made  # no history in this queue yet
@@ -295,13 +297,13 @@ async def test_cancel_one_live_ticket_and_bad_input_changes_nothing(replicas: An
 
     # A cancelled ticket is never taken: Bia, queueing next, waits alone,
     # until Caio makes two.
-    bia_ticket = await queue(bia, "yatzy", options)
+    bia_ticket = await queue(bia, "nim", options)
     assert (bia_ticket["position"], bia_ticket["queue_length"]) == (1, 1)
     bia_seen: list[dict[str, Any]] = []
     bia_follows = asyncio.create_task(follow(bia, bia_ticket["id"], bia_seen))
     await asyncio.sleep(FILL_WAIT + 3 * CYCLE)
     assert bia_seen and all("queue" in m for m in bia_seen) and not bia_follows.done()
-    caio_ticket = await queue(caio, "yatzy", options)
+    caio_ticket = await queue(caio, "nim", options)
     caio_final = (await follow(caio, caio_ticket["id"]))[-1]
     bia_final = (await bia_follows)[-1]
     assert caio_final["matched"]["table_id"] == bia_final["matched"]["table_id"]
@@ -310,7 +312,7 @@ async def test_cancel_one_live_ticket_and_bad_input_changes_nothing(replicas: An
     # ... and a matched ticket can no longer be cancelled.
     await refused(bia.call("DELETE", f"/v1/matchmaking/tickets/{bia_ticket['id']}"), 409, "already_matched")
     # Ana, free again, may queue.
-    again = await queue(ana, "yatzy", options)
+    again = await queue(ana, "nim", options)
     assert (again["state"], again["position"], again["queue_length"]) == ("waiting", 1, 1)
     await cancel(ana, again["id"])
 
@@ -320,10 +322,10 @@ async def test_cancel_one_live_ticket_and_bad_input_changes_nothing(replicas: An
 
 async def test_a_ticket_whose_connection_is_gone_is_dropped(replicas: Any, redis: Redis) -> None:
     a, b = replicas
-    # Yatzy: no CPU seats, so a lone followed ticket waits as long as it is followed.
-    options = {"card": "SCANDINAVIAN"}
+    # Nim: no CPU seats, so a lone followed ticket waits as long as it is followed.
+    options = {"heap": 12}
     ana, bia, caio = await guest(a, "ana"), await guest(b, "bia"), await guest(b, "caio")
-    made = await queue(ana, "yatzy", options)
+    made = await queue(ana, "nim", options)
     async with websockets.connect(ticket_url(elsewhere(ana, a, b), made["id"])) as ws:
         await ws.send(json.dumps({"token": ana.token}))
         first = json.loads(await asyncio.wait_for(ws.recv(), 5))
@@ -342,13 +344,13 @@ async def test_a_ticket_whose_connection_is_gone_is_dropped(replicas: Any, redis
     await until(lambda: dropped(ana, made["id"]), timeout=CYCLE + 0.3, every=0.02)
     assert await redis.get(keys.mm_player(ana.user_id)) is None
     # A ticket nobody ever follows is dropped after the grace period.
-    never = await queue(bia, "yatzy", options)
+    never = await queue(bia, "nim", options)
     await asyncio.sleep(GRACE - 0.5)
     assert (await ticket(bia, never["id"]))["state"] == "waiting"
     await until(lambda: dropped(bia, never["id"]), timeout=0.5 + 10 * CYCLE)
     # A following connection after the drop hears it, and Caio queues alone.
     assert (await follow(bia, never["id"]))[-1] == {"closed": CONNECTION_LOST}
-    caio_ticket = await queue(caio, "yatzy", options)
+    caio_ticket = await queue(caio, "nim", options)
     assert (caio_ticket["position"], caio_ticket["queue_length"]) == (1, 1)
     await cancel(caio, caio_ticket["id"])
 
@@ -363,9 +365,11 @@ async def test_a_ticket_whose_socket_closes_right_away_is_never_seated(
     queues next. (Before tickets were dropped when their follower left, such
     a ticket stayed in the queue for the heartbeat and was seated.)"""
     a, b = replicas
-    duel = {"mode": "DUEL"}
+    # Nim: no CPU seats, so Bia's lone ticket waits (a Bozó duel would be
+    # seated with a CPU once it has waited long enough).
+    duel = {"heap": 13}
     ana, bia = await guest(a, "ana"), await guest(b, "bia")
-    made = await queue(ana, "bozo", duel)
+    made = await queue(ana, "nim", duel)
     ws = await websockets.connect(ticket_url(elsewhere(ana, a, b), made["id"]))
     await ws.send(json.dumps({"token": ana.token}))
     if wait_for_first_update:
@@ -381,7 +385,7 @@ async def test_a_ticket_whose_socket_closes_right_away_is_never_seated(
     assert time.monotonic() - closed < CYCLE + 0.3
     assert await redis.get(keys.mm_player(ana.user_id)) is None
     # Bia queues next, and waits alone: Ana's ticket is not there to pair with.
-    bia_ticket = await queue(bia, "bozo", duel)
+    bia_ticket = await queue(bia, "nim", duel)
     assert (bia_ticket["position"], bia_ticket["queue_length"]) == (1, 1)
     bia_seen: list[dict[str, Any]] = []
     bia_follows = asyncio.create_task(follow(bia, bia_ticket["id"], bia_seen))
@@ -665,9 +669,9 @@ async def test_unset_options_and_their_defaults_are_one_queue(replicas: Any) -> 
     a, b = replicas
     ana, bia = await guest(a, "ana"), await guest(b, "bia")
     unset = await queue(ana, "yatzy", {})
-    assert options_of(unset) == {"card": "CLASSIC"}
+    assert options_of(unset) == {"card": "CLASSIC", "advice": False}
     classic = await queue(bia, "yatzy", {"card": "CLASSIC"})
-    assert options_of(classic) == {"card": "CLASSIC"}
+    assert options_of(classic) == {"card": "CLASSIC", "advice": False}
     assert (await ticket(bia, classic["id"]))["queue_length"] == 2
     await cancel(ana, unset["id"])
     await cancel(bia, classic["id"])

@@ -185,7 +185,7 @@ def test_the_declaration() -> None:
     assert duplas.teams == (Team("JADE", (0, 2)), Team("AMBAR", (1, 3)))
     assert (solo.teams, duel.teams) == ((), ())
     assert [m.options for m in GAME.modes] == [{"mode": "SOLO"}, {"mode": "DUEL"}, {"mode": "DUPLAS"}]
-    assert not GAME.cpu_seats and not GAME.open_tables
+    assert GAME.cpu_seats and not GAME.open_tables  # issue 17: CPU seats play the advisor
 
 
 @pytest.mark.parametrize(("seats", "mode", "turns"), [(1, "SOLO", 10), (2, "DUEL", 20), (4, "DUPLAS", 20)])
@@ -230,10 +230,14 @@ def test_a_mode_may_be_given_by_its_enum_number() -> None:
     assert start(2, {"mode": 2}).mode == "duel"
 
 
-def test_bozo_has_no_cpu_seats() -> None:
+def test_bozo_cpu_seats_are_seats_of_the_table() -> None:
+    """Issue 17: a duel's second seat may be the computer's (its turns are
+    played at once, tests/unit/test_dice_cpu.py); seats must exist."""
+    table, _ = playing.start(GAME, 2, cpu_seats=(1,))
+    assert table.cpu == [1] and GAME.to_act(table.state) == [0]
     with pytest.raises(InvalidAction) as refusal:
-        playing.start(GAME, 2, cpu_seats=(1,))
-    assert refusal.value.code == "cpu_seats_unsupported"  # the kit's code (was invalid_options)
+        playing.start(GAME, 2, cpu_seats=(2,))
+    assert refusal.value.code == "invalid_cpu_seats"
 
 
 def test_a_match_opens_with_seat_zero_and_no_dice() -> None:

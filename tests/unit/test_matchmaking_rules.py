@@ -4,6 +4,8 @@ the gateway learns it from Describe)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -55,6 +57,11 @@ YATZY = fmt(YATZY_INFO)
 BOZU = fmt(BOZU_INFO)
 
 
+def without_cpus(queue: Format) -> Format:
+    """The same queue for a game without CPU seats: what waits for people only."""
+    return dataclasses.replace(queue, cpu_table=0)
+
+
 def solo(name: str, rating: float = 1500, at: float = 0.0) -> Waiting:
     return Waiting(f"t-{name}", (name,), rating, at)
 
@@ -84,13 +91,12 @@ def test_queue_modes_and_formats() -> None:
         assert "DUEL" in str(refused.value) and "DUPLAS" in str(refused.value)
     assert queue_mode(YATZY_INFO, {"card": "SCANDINAVIAN"}).name == "standard"
     assert queue_mode(DUDO_INFO, {"dice_per_player": 3}).name == "standard"
-    assert (DUEL.sizes, DUEL.teams, DUEL.cpu_table) == ((2,), (), 0)
-    # Bozó has no CPU seats; Dominó has (issue 17): the same teams, only
-    # Dominó fills with CPUs.
-    assert (DUPLAS.sizes, DUPLAS.teams, DUPLAS.cpu_table) == ((4,), ((0, 2), (1, 3)), 0)
+    # Bozó and Dominó have CPU seats (issue 17): their fixed tables fill with CPUs.
+    assert (DUEL.sizes, DUEL.teams, DUEL.cpu_table) == ((2,), (), 2)
+    assert (DUPLAS.sizes, DUPLAS.teams, DUPLAS.cpu_table) == ((4,), ((0, 2), (1, 3)), 4)
     assert (DOMINO.sizes, DOMINO.teams, DOMINO.cpu_table) == ((4,), ((0, 2), (1, 3)), 4)
     # Yatzy's 1 and 7-8 seats are not queued; flexible tables have no teams.
-    assert (YATZY.sizes, YATZY.teams, YATZY.cpu_table) == ((2, 3, 4, 5, 6), (), 0)
+    assert (YATZY.sizes, YATZY.teams, YATZY.cpu_table) == ((2, 3, 4, 5, 6), (), 4)
     # Every game with CPU seats fills a lone ticket's table: a table of 4 where the size varies.
     assert DUDO == BOZU and (DUDO.sizes, DUDO.teams, DUDO.cpu_table) == ((2, 3, 4, 5, 6), (), 4)
     assert DUPLAS.parties and DOMINO.parties and not DUEL.parties and not DUDO.parties and not YATZY.parties
@@ -153,8 +159,10 @@ def test_a_party_never_splits_or_takes_one_seat() -> None:
     (seats,) = form(tickets, DOMINO, now=3)
     assert sorted(s for s in seats if s) == ["a", "b", "p", "q"]  # a search, not greedy: skips c
     assert {seats[1], seats[3]} == {"p", "q"} or {seats[0], seats[2]} == {"p", "q"}
-    # Bozó duplas has no CPUs: a solo and a party wait however long.
-    assert form([solo("a"), party("p", "q", at=1)], DUPLAS, now=10_000) == []
+    # Without CPU seats a solo and a party wait however long; Bozó duplas
+    # (CPU seats since issue 17) until the CPU wait.
+    assert form([solo("a"), party("p", "q", at=1)], without_cpus(DUPLAS), now=10_000) == []
+    assert form([solo("a"), party("p", "q", at=1)], DUPLAS, now=44) == []
     # Dominó before the CPU wait: the same.
     assert form([solo("a"), party("p", "q", at=1)], DOMINO, now=44) == []
 
@@ -181,7 +189,7 @@ def test_largest_table_after_a_short_wait() -> None:
     eight = [solo(n, at=i * 0.1) for i, n in enumerate("abcdefgh")]
     assert form(eight, YATZY, now=1) == [list("abcdef")]
     assert form(eight, YATZY, now=10.7) == [list("abcdef"), ["g", "h"]]
-    assert form([solo("alone")], YATZY, now=10_000) == []  # Yatzy has no CPUs
+    assert form([solo("alone")], without_cpus(YATZY), now=10_000) == []  # no CPUs: never alone
     # The same with a game that has CPU seats: people first, at the short wait.
     assert form(three, DUDO, now=10) == [["a", "b", "c"]]
     assert form(eight, DUDO, now=1) == [list("abcdef")]
@@ -199,7 +207,7 @@ def test_ranked_flexible_tables_hold_only_mutually_compatible_players() -> None:
     assert sorted(p for p in table if p) == ["a", "b", "c"]
 
 
-@pytest.mark.parametrize("queue", [BOZU, DUDO], ids=["bozu_mekuri", "dudo"])
+@pytest.mark.parametrize("queue", [BOZU, DUDO, YATZY], ids=["bozu_mekuri", "dudo", "yatzy"])
 def test_a_lone_ticket_is_seated_with_cpus_after_the_long_wait(queue: Format) -> None:
     # Issue 17: every game with CPU seats, not only Bozu Mekuri.
     lonely = solo("ana", at=0)
@@ -222,8 +230,13 @@ def test_a_lone_party_fills_its_team_with_cpus() -> None:
     (formation,) = form_tables([solo("caio")], DOMINO, RULES, 45, False)
     assert players(formation) == ["caio", None, None, None]
     assert form([lonely], DOMINO, now=10_000, ranked=True) == []
-    # Bozó duplas has no CPU seats: never.
-    assert form([lonely], DUPLAS, now=10_000) == []
+    # Bozó duplas the same (CPU seats since issue 17); without CPU seats, never.
+    (formation,) = form_tables([lonely], DUPLAS, RULES, 45, False)
+    assert players(formation) == ["ana", None, "bia", None] and formation.cpu_seats == (1, 3)
+    assert form([lonely], without_cpus(DUPLAS), now=10_000) == []
+    # A Bozó duel: a lone ticket against one CPU.
+    (formation,) = form_tables([solo("caio")], DUEL, RULES, 45, False)
+    assert players(formation) == ["caio", None] and formation.cpu_seats == (1,)
 
 
 def test_bot_fill_off_never_seats_cpus() -> None:
@@ -262,8 +275,10 @@ def test_people_waiting_for_a_cpu_table_share_it() -> None:
 
 
 def test_nothing_forms_too_early() -> None:
-    assert form([solo("a")], DUEL, now=10_000) == []
-    assert form([solo("a"), solo("b"), solo("c")], DUPLAS, now=10_000) == []
+    assert form([solo("a")], without_cpus(DUEL), now=10_000) == []
+    assert form([solo("a")], DUEL, now=44) == []
+    assert form([solo("a"), solo("b"), solo("c")], without_cpus(DUPLAS), now=10_000) == []
+    assert form([solo("a"), solo("b"), solo("c")], DUPLAS, now=44) == []
     assert form([solo("a"), solo("b"), solo("c")], DOMINO, now=44) == []
     assert form([solo("a"), solo("b"), solo("c")], DOMINO, now=10_000, ranked=True) == []
     assert form([solo("a"), solo("b")], DUDO, now=9) == []

@@ -121,10 +121,14 @@ def test_one_to_eight_seats(seats: int) -> None:
     assert len(playing.start(GAME, 8)[0].state["filled"]) == 8
 
 
-def test_no_cpu_seats() -> None:
+def test_cpu_seats_are_seats_of_the_table() -> None:
+    """Issue 17: any seat may be the computer's (tests/unit/test_dice_cpu.py
+    plays them); the seats must exist."""
+    table, _ = playing.start(GAME, 2, cpu_seats=(1,))
+    assert table.cpu == [1] and GAME.to_act(table.state) == [0]
     with pytest.raises(playing.InvalidAction) as raised:
-        playing.start(GAME, 2, cpu_seats=(1,))
-    assert raised.value.code == "cpu_seats_unsupported"
+        playing.start(GAME, 2, cpu_seats=(1, 1))
+    assert raised.value.code == "invalid_cpu_seats"
 
 
 def test_seat_0_opens_with_no_dice_thrown() -> None:
