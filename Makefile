@@ -93,12 +93,11 @@ $(WEB_OPENAPI): $(STUBS) $(wildcard gateway/*.py gateway/routes/*.py services/*/
 	$(PY) -m tools.export_openapi $@
 
 $(WEB_TYPES): $(WEB_OPENAPI) $(WEB_TOOLS)
-	$(WEB)/node_modules/.bin/openapi-typescript $(WEB_OPENAPI) -o $@
+	cd $(WEB) && OPENAPI=$(CURDIR)/$(WEB_OPENAPI) npm run --silent types
 
+# The commands are clients/web/package.json's scripts: the image builds the site the same way.
 $(WEB_SITE): $(WEB_TYPES) $(WEB_SOURCES)
-	cd $(WEB) && node_modules/.bin/tsc -p . && rm -rf dist && \
-		node_modules/.bin/esbuild src/app/main.ts --bundle --format=esm --target=es2020 --minify \
-			--sourcemap --outfile=dist/app.js --log-level=warning && cp public/* dist/
+	cd $(WEB) && npm run --silent build
 	touch $@
 
 web: $(WEB_SITE)

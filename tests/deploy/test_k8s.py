@@ -840,8 +840,14 @@ def dockerignored(path: str) -> bool:
 def test_dockerfile_slim_base_non_root_healthcheck_and_stubs_built_inside() -> None:
     stages = dockerfile_stages()
     final = stages[-1]
+    # Python stages on the slim Python image; the web client's one on Node's slim image.
+    # (A stage built on an earlier one has that one's image.)
+    images: dict[str, str] = {}
     for stage in stages:
-        assert stage.base.startswith("python:3.11-slim"), stage.base
+        image = images.get(stage.base, stage.base)
+        images[stage.name or ""] = image
+        node = any("npm " in run for run in stage.all("RUN"))
+        assert image.startswith("node:20-bookworm-slim" if node else "python:3.11-slim"), image
 
     # Non-root: a numeric uid created in the image, set before the entrypoint.
     (user,) = final.all("USER")
@@ -892,6 +898,14 @@ def test_dockerfile_slim_base_non_root_healthcheck_and_stubs_built_inside() -> N
         "services/kit/__pycache__/x.pyc",
     ):
         assert dockerignored(secret_or_junk), secret_or_junk
+
+    # The web client (built in its stage from the OpenAPI exported in another)
+    # and the players' rules, served by the gateway from where WEB_DIR says.
+    (web,) = [s for s in stages[:-1] if any("npm run build" in r for r in s.all("RUN"))]
+    assert any(c[0] == f"--from={web.name}" and c[-1] == "/app/web" for c in copies)
+    assert any(c[-1] == "/app/docs/rules/" for c in copies)
+    assert "WEB_DIR=/app/web" in " ".join(final.all("ENV"))
+    assert dockerignored("clients/web/node_modules/x/index.js") and not dockerignored("clients/web/src/app/main.ts")
 
     # One image, the component chosen by the command: python -m <module>.
     assert exec_form(final.all("ENTRYPOINT")[0]) == ["python", "-m"]
