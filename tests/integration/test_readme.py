@@ -42,7 +42,9 @@ def test_the_grpcurl_walkthrough_plays_a_whole_game(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     lines = done.stdout.splitlines()
     assert "rodada.platform.v1.PlatformService" in lines and "grpc.reflection.v1.ServerReflection" in lines
-    assert '["' in lines[4] and json.loads(lines[4])[1] == "Bia"  # the table after Bia joined
+    assert "rodada.platform.v1.SocialService" in lines and "rodada.platform.v1.CompetitionService" in lines
+    (players,) = [line for line in lines if line.startswith('["')]  # the table after Bia joined
+    assert json.loads(players)[1] == "Bia"
     (result,) = [json.loads(line) for line in lines if line.startswith('{"status"')]
     assert result["status"] == "MATCH_STATUS_FINISHED" and len(result["scores"]) == 2
     assert sorted(result["ranks"]) in ([1, 2], [1, 1])
