@@ -104,6 +104,10 @@ async def test_full_duel(http: httpx.AsyncClient, stack: Stack) -> None:
         ana.feed(stack.gateway(), table["id"]) as ana_feed,
         bia.feed(stack.gateway(), table["id"]) as bia_feed,
     ):
+        # Each feed's first snapshot is the state when it opened: both are
+        # read before the first move, so each carries every version after it.
+        for feed in (ana_feed, bia_feed):
+            await feed.snapshot_at(snap["version"])
         # Both players draw from what their feeds push: no GET /view needed.
         turns, final = await play_to_the_end(
             {0: ana, 1: bia}, views, cup=False, feeds={0: ana_feed, 1: bia_feed}
