@@ -61,7 +61,8 @@ def check_hands(seat: int, items: list[dict[str, Any]]) -> None:
             hand = next(h for h in body["hands"] if h["seat"] == seat)
             # What I was dealt is what I played plus what the reveal shows.
             assert dealt[body["round"]] == played[body["round"]] | {tile(t) for t in hand["tiles"]}
-    assert len(ended) >= 2 and sorted(dealt) == sorted(ended)
+    # One round may be the whole match (a batida can score 50 on its own).
+    assert ended and sorted(dealt) == sorted(ended)
 
 
 async def test_open_table_and_a_full_match_to_50_with_hidden_hands(
