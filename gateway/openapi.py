@@ -50,6 +50,7 @@ GAME_FIELDS = {
     ("AskBody", "question"): "Question",
     ("CreateTable", "options"): "Options",
     ("NewTicket", "options"): "Options",
+    ("CreateTournament", "options"): "Options",
 }
 FEEDS = {
     "/v1/tables/{table_id}/events": (

@@ -66,9 +66,19 @@ def test_no_unknown_payloads(live_types: tuple[dict[str, object], str]) -> None:
     assert fields == [], f"fields typed as empty objects: {fields}"
 
 
-# Messages that carry nothing by design: an action whose presence is its
-# meaning, and Dominó's options (one way to play, nothing to choose).
-EMPTY_MESSAGES = {"ClaimInactivity", "Flip", "Stop", "TakeOver", "Dudo", "Calza", "domino.v1.Options"}
+# Messages that carry nothing by design: an action or a question whose
+# presence is its meaning (the advice question has no fields, issue 17), and
+# Dominó's options (one way to play, nothing to choose).
+EMPTY_MESSAGES = {
+    "ClaimInactivity",
+    "Flip",
+    "Stop",
+    "TakeOver",
+    "Dudo",
+    "Calza",
+    "AdviceRequest",
+    "domino.v1.Options",
+}
 
 
 def test_actions_views_and_responses_are_typed(live_types: tuple[dict[str, object], str]) -> None:
