@@ -16,6 +16,9 @@ UV_VERSION := 0.13.9
 NODE_TOOLS := node_modules/.installed
 BUF := node_modules/.bin/buf
 CLIENT_STUBS := gen/.client-stubs
+# The benchmark's Node packages (the boardgame.io reference and Rodada's load
+# generators), pinned in their package-lock.json files; tests/bench runs them.
+BENCH_NODE := bench/reference/node_modules/.installed bench/rodada/node_modules/.installed
 # From Debian: protoc and the gRPC Java plugin, and the Java libraries the
 # generated Java compiles against (tests/protos), one protobuf version (3.21)
 # for both; jq for the README's grpcurl walkthrough (tests/integration).
@@ -75,7 +78,7 @@ client-stubs: $(CLIENT_STUBS)
 run: $(RUNTIME) $(STUBS)
 	$(PY) -m tools.run_local
 
-test: setup $(CLIENT_STUBS)
+test: setup $(CLIENT_STUBS) $(BENCH_NODE)
 	$(PY) -m pytest
 
 lint: setup $(NODE_TOOLS)
@@ -84,8 +87,16 @@ lint: setup $(NODE_TOOLS)
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
-bench: setup
+bench/%/node_modules/.installed: bench/%/package.json bench/%/package-lock.json
+	cd bench/$* && npm ci --no-audit --no-fund
+	touch $@
+
+# Side by side with boardgame.io (throughput at 10 and 50 matches, engine,
+# Redis memory, a matchmaking burst), then 10,000 idle feeds on one gateway.
+# Bounded in time; loopback stacks of its own (tools/bench.py).
+bench: setup $(BENCH_NODE)
 	$(PY) -m tools.bench
+	$(PY) -m tools.bench_feeds
 
 # Conflicting actions through three service replicas and two gateways, then an
 # audit of every match (bounded, loopback; exits non-zero on a violation).

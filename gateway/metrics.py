@@ -42,3 +42,8 @@ MATCHMAKING_WAIT_SECONDS = Histogram(
 MATCHMAKING_MATCHES = Counter(
     "rodada_matchmaking_matches_total", "Tables formed by the matchmaker, by game and mode", ["game", "mode"]
 )
+MATCHMAKING_CPU_TABLES = Counter(
+    "rodada_matchmaking_cpu_tables_total",
+    "Tables the matchmaker filled with CPUs (bot fill), by game and mode",
+    ["game", "mode"],
+)

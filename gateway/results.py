@@ -137,7 +137,10 @@ class Results:
         seats = result["seats"]
         humans = [i for i, seat in enumerate(seats) if not seat["cpu"]]
         table = await self.redis.hget(keys.match(match_id), "table")
-        ranked = bool(table and orjson.loads(table).get("ranked"))
+        # A rating moves only between people: a table with a CPU seat is
+        # never rated, whatever its record says (bot fill never marks one
+        # ranked; this keeps it so if some path ever did).
+        ranked = bool(table and orjson.loads(table).get("ranked")) and len(humans) == len(seats)
         mode = result["mode"]
         plan = await self._plan(game, mode, match_id, seats, humans, result["ranks"]) if ranked else {}
         now = time.time()

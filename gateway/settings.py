@@ -71,8 +71,10 @@ class MatchmakingSettings(BaseSettings):
     # Flexible tables (2 to 6 players): a full table forms at once; a smaller
     # one once its oldest ticket has waited this long.
     fill_wait_seconds: float = 10.0
-    # Casual queues of games with CPU seats: a ticket still alone after this
-    # long is seated against CPUs (never in ranked queues).
+    # Bot fill: in casual queues of games with CPU seats, a ticket still
+    # without a table after this long is seated with CPUs (never in ranked
+    # queues). 45 s: longer than a quiet queue's usual wait for a person, short
+    # enough that nobody gives up first. 0 turns bot fill off.
     cpu_wait_seconds: float = 45.0
     # A waiting ticket lives while a connection following it refreshes its
     # heartbeat; this long after the last refresh it is dropped. A new ticket
@@ -87,6 +89,12 @@ class MatchmakingSettings(BaseSettings):
             raise ValueError("matchmaker cycle, heartbeat and grace must be positive")
         if not 0 <= self.window_start <= self.window_cap or self.window_step < 0:
             raise ValueError("matchmaker windows need 0 <= start <= cap and step >= 0")
-        if not 0 <= self.fill_wait_seconds <= self.cpu_wait_seconds:
-            raise ValueError("the CPU wait must not be shorter than the fill wait")
+        if self.fill_wait_seconds < 0 or self.cpu_wait_seconds < 0:
+            raise ValueError("matchmaker waits must not be negative")
+        if self.cpu_wait_seconds and self.cpu_wait_seconds < self.fill_wait_seconds:
+            raise ValueError("the CPU wait must not be shorter than the fill wait (or 0: no bot fill)")
         return self
+
+    @property
+    def bot_fill(self) -> bool:
+        return self.cpu_wait_seconds > 0

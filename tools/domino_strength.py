@@ -1,7 +1,7 @@
 """How strong is the Dominó CPU? It plays a partnership against a partnership
 that always lays its heaviest playable tile.
 
-    python -m tools.domino_strength [--matches N] [--seed TEXT] [--max-seconds S]
+    python -m tools.domino_strength [--matches N] [--seed TEXT] [--max-seconds S] [--control]
 
 Pure engines through ``services.kit.play``: the CPU team's seats are the
 table's CPU seats (the kit plays them with ``services.domino.cpu``, from their
@@ -10,7 +10,9 @@ Every match is seeded from ``--seed`` and its number, so a run replays
 exactly; the CPU team sits at seats 0 & 2 in even matches and 1 & 3 in odd
 ones. Matches are played to the game's 50 points. Prints the CPU team's win
 rate with a 95% confidence interval (Wilson) and how long it took; stops
-early, saying so, once ``--max-seconds`` have passed.
+early, saying so, once ``--max-seconds`` have passed. With ``--control`` the
+CPU team's seats play heaviest too (no CPU seats): the same matches, to check
+the harness (that team should then win about half of them).
 """
 
 from __future__ import annotations
@@ -50,13 +52,13 @@ class Tally:
     other_points: int = 0
 
 
-def play_match(number: int, seed: str) -> tuple[bool, int, int, int]:
+def play_match(number: int, seed: str, control: bool = False) -> tuple[bool, int, int, int]:
     """One match: whether the CPU team won, the rounds, and both teams' points."""
     match_seed = hashlib.sha256(f"domino-strength:{seed}:{number}".encode()).digest()
     rng, cpu_rng = MatchRng(match_seed), MatchRng(cpu_seed(match_seed))
     others_rng = MatchRng(hashlib.sha256(b"heaviest" + match_seed).digest())
     cpu_team = TEAMS[number % 2]
-    table, _ = play.start(GAME, 4, {}, Context(rng, 0.0, 0.0), cpu_team, cpu_rng)
+    table, _ = play.start(GAME, 4, {}, Context(rng, 0.0, 0.0), () if control else cpu_team, cpu_rng)
     while (outcome := GAME.outcome(table.state)) is None:
         [seat] = GAME.to_act(table.state)
         action = heaviest(GAME.view(table.state, seat), seat, others_rng)
@@ -81,6 +83,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--matches", type=int, default=2000, help="matches to play (default 2000)")
     parser.add_argument("--seed", default="rodada", help="seed text of the run (default 'rodada')")
     parser.add_argument("--max-seconds", type=float, default=900.0, help="stop after this long (default 900)")
+    parser.add_argument(
+        "--control", action="store_true", help="heaviest in the CPU team's seats (harness check)"
+    )
     args = parser.parse_args(argv)
 
     tally = {team: Tally() for team in TEAMS}
@@ -90,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         if time.perf_counter() - started > args.max_seconds:
             print(f"time limit: stopped after {played} of {args.matches} matches", file=sys.stderr)
             break
-        won, rounds, cpu_points, other_points = play_match(number, args.seed)
+        won, rounds, cpu_points, other_points = play_match(number, args.seed, args.control)
         seats = tally[TEAMS[number % 2]]
         seats.matches += 1
         seats.wins += won
@@ -102,7 +107,10 @@ def main(argv: list[str] | None = None) -> int:
 
     wins = sum(t.wins for t in tally.values())
     low, high = wilson(wins, played)
-    print(f"Dominó CPU partnership vs heaviest-tile partnership, matches to {TARGET}")
+    who = (
+        "CONTROL: heaviest-tile partnership in the CPU's seats" if args.control else "Dominó CPU partnership"
+    )
+    print(f"{who} vs heaviest-tile partnership, matches to {TARGET}")
     print(f"matches: {played} (seed {args.seed!r}), CPU team seats swapped every other match")
     rate = wins / played if played else 0.0
     print(f"CPU team win rate: {rate:.1%} (95% CI {low:.1%} to {high:.1%}), {wins} won")

@@ -1,7 +1,7 @@
 """How well Dudo's computer player plays: seeded four-player games against
 three simple bots.
 
-    python -m tools.dudo_strength [--games 2000] [--seed 2026] [--dice 3] [--max-seconds 600]
+    python -m tools.dudo_strength [--games 2000] [--seed 2026] [--dice 3] [--max-seconds 600] [--control]
 
 Each game seats the CPU (``services/dudo/cpu.py``, as a CPU seat of the kit,
 so the kit plays its turns from its view alone) with three bots that the
@@ -17,7 +17,10 @@ script plays through the kit as if they were people:
 
 The CPU's seat turns round the table from game to game. The figure is the
 CPU's win rate (last player with dice) with its 95% Wilson interval; a
-quarter is what a player no better than the others would get.
+quarter is what a player no better than the others would get. With
+``--control`` the CPU's seat is played by a third expected-count player
+instead: the same games with no CPU, to check the harness (that seat should
+then win about as often as the other two expected-count players).
 
 Pure engines through ``services.kit.play``: no service, no network, no files.
 Everything is seeded (the match's dice from a generator keyed by the seed
@@ -91,19 +94,21 @@ class Tally:
     places: list[int] = field(default_factory=lambda: [0] * SEATS)  # the CPU's, 1st to last
 
 
-def play_game(number: int, seed: int, dice: int, tally: Tally) -> None:
+def play_game(number: int, seed: int, dice: int, tally: Tally, control: bool = False) -> None:
     match_seed = hashlib.sha256(f"dudo strength {seed} {number}".encode()).digest()
     rng, cpu_rng = MatchRng(match_seed), MatchRng(cpu_seed(match_seed))
     rnd = random.Random(f"{seed} {number}")
     cpu_at = number % SEATS
     others = [s for s in range(SEATS) if s != cpu_at]
     bots: dict[int, Bot] = {
+        cpu_at: expected_count_bidder,  # played only in a control run
         others[0]: random_bidder,
         others[1]: expected_count_bidder,
         others[2]: expected_count_bidder,
     }
     now = 0.0
-    table, _ = play.start(GAME, SEATS, {"dice_per_player": dice}, Context(rng, now, now), [cpu_at], cpu_rng)
+    cpus = [] if control else [cpu_at]
+    table, _ = play.start(GAME, SEATS, {"dice_per_player": dice}, Context(rng, now, now), cpus, cpu_rng)
     for _ in range(MAX_MOVES):
         if GAME.outcome(table.state) is not None:
             break
@@ -138,6 +143,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=2026, help="seed of the whole run (default 2026)")
     parser.add_argument("--dice", type=int, default=3, help="dice per player, 1..5 (default 3, Lizumo's)")
     parser.add_argument("--max-seconds", type=float, default=600.0, help="stop after this long (default 600)")
+    parser.add_argument(
+        "--control", action="store_true", help="an expected-count player in the CPU's seat (harness check)"
+    )
     args = parser.parse_args(argv)
     tally = Tally()
     started = time.perf_counter()
@@ -145,11 +153,12 @@ def main(argv: list[str] | None = None) -> None:
         if time.perf_counter() - started > args.max_seconds:
             print(f"stopped after {args.max_seconds:.0f} s: {tally.games} of {args.games} games played")
             break
-        play_game(number, args.seed, args.dice, tally)
+        play_game(number, args.seed, args.dice, tally, args.control)
     elapsed = time.perf_counter() - started
     low, high = wilson(tally.wins, tally.games)
     rate = tally.wins / tally.games if tally.games else 0.0
-    print(f"Dudo CPU vs random bidder + 2 expected-count bidders, {SEATS} players, {args.dice} dice each")
+    who = "CONTROL: expected-count bidder in the CPU's seat" if args.control else "Dudo CPU"
+    print(f"{who} vs random bidder + 2 expected-count bidders, {SEATS} players, {args.dice} dice each")
     print(f"games {tally.games}  CPU wins {tally.wins}  win rate {rate:.1%}  95% CI [{low:.1%}, {high:.1%}]")
     print(f"chance level 25.0%  CPU places 1st..4th: {tally.places}")
     per_game = elapsed / max(tally.games, 1) * 1000

@@ -30,7 +30,13 @@ def describe(update: p.TicketUpdate) -> str:
         party = f"\nParty code for your partner: {queue.party_code}" if queue.party_code else ""
         return f"In the queue: {queue.position} of {queue.queue_length}{wait}{party}"
     if kind == "matched":
-        return f"Matched: table {update.matched.table_id}, seat {update.matched.seat}"
+        matched = update.matched
+        cpus = (
+            f"\nNobody else came in time: the computer plays seats {', '.join(map(str, matched.cpu_seats))}"
+            if matched.cpu_seats
+            else ""
+        )
+        return f"Matched: table {matched.table_id}, seat {matched.seat}{cpus}"
     if kind == "closed":
         return f"The ticket closed ({update.closed.state}): {update.closed.reason}"
     return "…"

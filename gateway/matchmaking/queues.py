@@ -13,7 +13,8 @@ script below touches a single Redis Cluster slot):
 - ``{mm:<q>}:t:<ticket>`` hash: ``doc`` (JSON: queue, leader, party, created),
   ``members`` (JSON: user id, name, role, rating each), ``state`` (party_open,
   waiting, forming, matched, cancelled, dropped, failed), ``enqueued_at``,
-  ``party_code``, ``table`` and ``seats`` once taken, ``reason``,
+  ``party_code``, ``table``, ``seats`` and ``cpu_seats`` (bot fill) once
+  taken, ``reason``,
   ``closed_at``. Ticket ids are ``<q>`` + 16 random hex, so the id names
   its queue's slot. Closed tickets expire after an hour.
 - ``{mm:<q>}:waiting`` zset: waiting ticket ids by enqueue time (the order).
@@ -168,6 +169,7 @@ class Ticket:
     party_code: str | None
     table_id: str | None
     seats: dict[str, int]
+    cpu_seats: list[int]  # the table's seats the computer plays (bot fill)
     reason: str | None
     closed_at: float | None
 
@@ -186,6 +188,7 @@ class Ticket:
             party_code=fields.get("party_code"),
             table_id=fields.get("table"),
             seats=orjson.loads(fields["seats"]) if "seats" in fields else {},
+            cpu_seats=orjson.loads(fields["cpu_seats"]) if "cpu_seats" in fields else [],
             reason=fields.get("reason") or None,
             closed_at=float(fields["closed_at"]) if "closed_at" in fields else None,
         )
@@ -369,8 +372,9 @@ class Matchmaking:
         Yields ``{"queue": {state, position, queue_length,
         estimated_wait_seconds}}`` (or ``{state, party_code}`` while a party
         waits for its friend) whenever that changes, and finally
-        ``{"matched": {"table_id", "seat"}}`` or ``{"closed": {"state",
-        "reason"}}``. Raises Refused (404, 403) before the first item. Stop
+        ``{"matched": {"table_id", "seat", "cpu_seats"}}`` (``cpu_seats``
+        not empty when the table was filled with CPUs) or ``{"closed":
+        {"state", "reason"}}``. Raises Refused (404, 403) before the first item. Stop
         iterating when the client goes away: the ticket is then dropped at
         once (a waiting ticket nobody follows must not be seated)."""
         poll = min(0.5, self.settings.heartbeat_seconds / 4)
@@ -384,7 +388,10 @@ class Matchmaking:
                 ticket = status.ticket
                 if ticket.state == MATCHED:
                     settled = True
-                    yield {"matched": {"table_id": ticket.table_id, "seat": ticket.seats.get(user.user_id)}}
+                    seat = ticket.seats.get(user.user_id)
+                    yield {
+                        "matched": {"table_id": ticket.table_id, "seat": seat, "cpu_seats": ticket.cpu_seats}
+                    }
                     return
                 if ticket.state not in LIVE:
                     settled = True
@@ -614,6 +621,7 @@ class Matchmaking:
             plan = _plan(queue, formation, members_of, enqueued, now)
             ticket_ids = list(plan["tickets"])
             pairs = [x for t in ticket_ids for x in (t, orjson.dumps(plan["tickets"][t]["seats"]))]
+            cpu_seats = orjson.dumps(list(formation.cpu_seats))
             if await self._take(
                 keys=[
                     queue.key("waiting"),
@@ -622,7 +630,14 @@ class Matchmaking:
                     queue.key("plans"),
                     *map(keys.mm_ticket, ticket_ids),
                 ],
-                args=[plan["table_id"], orjson.dumps(plan), now, now + FORMING_CLAIM_SECONDS, *pairs],
+                args=[
+                    plan["table_id"],
+                    orjson.dumps(plan),
+                    now,
+                    now + FORMING_CLAIM_SECONDS,
+                    cpu_seats,
+                    *pairs,
+                ],
             ):
                 taken.append(plan)
         # The tickets are ours now; start the tables side by side.
@@ -679,6 +694,8 @@ class Matchmaking:
             await self._release_players(ticket_id, list(ticket["seats"]))
         if state == MATCHED:
             metrics.MATCHMAKING_MATCHES.labels(queue.game, queue.mode).inc()
+            if any(player.get("cpu") for player in plan["players"]):
+                metrics.MATCHMAKING_CPU_TABLES.labels(queue.game, queue.mode).inc()
             for wait in waits:
                 metrics.MATCHMAKING_WAIT_SECONDS.labels(queue.game, queue.mode).observe(wait)
         return True
@@ -746,6 +763,7 @@ def _view(status: Status, viewer: str, now: float) -> dict[str, Any]:
     if ticket.table_id:
         view["table_id"] = ticket.table_id
         view["seat"] = ticket.seats.get(viewer)
+        view["cpu_seats"] = ticket.cpu_seats
     if ticket.closed_at is not None:
         view["closed_at"] = ticket.closed_at
     if ticket.reason:

@@ -12,7 +12,7 @@ of one queue and the time, which tables to form (:func:`form_tables`).
   varies, as RULES.md's "a single person plays against 3 CPU seats", else
   the mode's size; a party fills its team) and every other waiting ticket
   that fits sits with it. Such a table is never ranked: a rating moves only
-  between people.
+  between people. ``cpu_wait_seconds`` 0 turns this bot fill off.
 - Ranked: each ticket accepts a rating gap of ``window_start`` plus
   ``window_step`` per matcher cycle waited, up to ``window_cap``; two tickets
   are compatible when the gap fits *both* windows, and every pair at a table
@@ -170,7 +170,7 @@ def form_tables(
         group = _group(anchor, others, fmt, compatible, waited >= settings.fill_wait_seconds)
         if group is not None:
             formation = _seat(group, fmt, ranked)
-        elif fmt.cpu_table and not ranked and waited >= settings.cpu_wait_seconds:
+        elif fmt.cpu_table and not ranked and settings.bot_fill and waited >= settings.cpu_wait_seconds:
             formation = _with_cpus(anchor, others, fmt, compatible)
         else:
             continue

@@ -64,11 +64,12 @@ return 'closed'
 
 # All or nothing: every ticket still waiting with every member alive, or
 # nothing changes. KEYS: waiting, alive, forming, plans, ticket 1..n.
-# ARGV: table id, plan, now, claim until, then (ticket id, seats) per ticket.
+# ARGV: table id, plan, now, claim until, CPU seats (JSON list, the same for
+# every ticket: bot fill), then (ticket id, seats) per ticket.
 TAKE = """
 local now = tonumber(ARGV[3])
 for k = 5, #KEYS do
-  local id = ARGV[2 * k - 5]
+  local id = ARGV[2 * k - 4]
   if redis.call('HGET', KEYS[k], 'state') ~= 'waiting' or not redis.call('ZSCORE', KEYS[1], id) then
     return 0
   end
@@ -78,12 +79,13 @@ for k = 5, #KEYS do
   end
 end
 for k = 5, #KEYS do
-  local id = ARGV[2 * k - 5]
+  local id = ARGV[2 * k - 4]
   redis.call('ZREM', KEYS[1], id)
   for _, m in ipairs(cjson.decode(redis.call('HGET', KEYS[k], 'members'))) do
     redis.call('ZREM', KEYS[2], id .. '|' .. m.user_id)
   end
-  redis.call('HSET', KEYS[k], 'state', 'forming', 'table', ARGV[1], 'seats', ARGV[2 * k - 4])
+  redis.call('HSET', KEYS[k], 'state', 'forming', 'table', ARGV[1], 'seats', ARGV[2 * k - 3],
+    'cpu_seats', ARGV[5])
 end
 redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
 redis.call('HSET', KEYS[4], ARGV[1], ARGV[2])

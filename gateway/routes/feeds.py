@@ -105,8 +105,8 @@ async def _serve(websocket: WebSocket, body: Any) -> None:
 async def ticket_feed(websocket: WebSocket, ticket_id: str) -> None:
     """Follow a ticket, which keeps it alive (close it and the ticket is
     dropped): ``{"queue": {...}}`` whenever that changes, then
-    ``{"matched": {"table_id", "seat"}}`` or ``{"closed": {"state",
-    "reason"}}`` before the end."""
+    ``{"matched": {"table_id", "seat", "cpu_seats"}}`` (``cpu_seats`` not
+    empty: bot fill) or ``{"closed": {"state", "reason"}}`` before the end."""
 
     async def body(socket: _Socket, p: Platform) -> None:
         caller, _ = await socket.hello(p)

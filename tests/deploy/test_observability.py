@@ -77,6 +77,7 @@ REQUIRED_DASHBOARD_METRICS = {
     "rodada_matchmaking_queue_length", "rodada_matchmaking_wait_seconds", "rodada_websocket_connections",
     "rodada_timers_fired_total", "rodada_forfeits_total", "rodada_redis_seconds",
     "rodada_feeds_open", "rodada_feeds_refused_total", "rodada_watch_streams", "rodada_timer_lag_seconds",
+    "rodada_matchmaking_matches_total", "rodada_matchmaking_cpu_tables_total",
 }  # fmt: skip
 
 # A server-side failure (refusals by the rules are normal play).

@@ -18,13 +18,17 @@ from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+import grpc
 import httpx
 import pytest
 import websockets
 from redis.asyncio import Redis
+from rodada.platform.v1 import platform_pb2, platform_pb2_grpc
 
+from services.dudo.game import GAME as DUDO_GAME
 from services.kit import keys
-from tests.integration.http_client import ApiRefused, Player, register
+from tests.integration.cpu_play import play_as_cpu
+from tests.integration.http_client import ACTIVE, FINISHED, ApiRefused, Player, register
 from tests.integration.waiting import until
 from tools.stack import Stack
 
@@ -194,6 +198,7 @@ async def test_tickets_through_both_replicas_are_matched_exactly_once(
 
     # Every ticket was matched, once; every player sits at exactly one table.
     assert all("matched" in final for final in finals.values()), finals
+    assert all(final["matched"]["cpu_seats"] == [] for final in finals.values())  # people only
     tables: dict[str, dict[str, int]] = {}
     for ticket_id, final in finals.items():
         tables.setdefault(final["matched"]["table_id"], {})[tickets[ticket_id].user_id] = final["matched"][
@@ -211,7 +216,7 @@ async def test_tickets_through_both_replicas_are_matched_exactly_once(
     for ticket_id, player in tickets.items():
         found = await ticket(player, ticket_id)
         assert found["state"] == "matched" and found["table_id"] == finals[ticket_id]["matched"]["table_id"]
-        assert found["seat"] == finals[ticket_id]["matched"]["seat"]
+        assert found["seat"] == finals[ticket_id]["matched"]["seat"] and found["cpu_seats"] == []
         assert await redis.get(keys.mm_player(player.user_id)) is None
     # No formation is left half done, and each was counted once.
     for key in await redis.keys("{mm:*}:forming"):
@@ -548,20 +553,83 @@ async def test_the_feed_shows_position_then_the_match(replicas: Any, mm_stack: S
     [("bozu_mekuri", {"turn_timer_seconds": 30}), ("dudo", {"dice_per_player": 3})],
 )
 async def test_a_lonely_casual_ticket_is_seated_with_cpus(
-    replicas: Any, game: str, options: dict[str, Any]
+    replicas: Any, mm_stack: Stack, game: str, options: dict[str, Any]
 ) -> None:
-    """Every game with CPU seats (was: Bozu Mekuri only)."""
-    a, _ = replicas
+    """Every game with CPU seats (was: Bozu Mekuri only). The update and the
+    ticket say the table was filled with CPUs, and it is counted."""
+    a, b = replicas
+    bot_filled = await metric(mm_stack, "rodada_matchmaking_cpu_tables_total", game=game, mode="standard")
     ana = await guest(a, "ana")
     made = await queue(ana, game, options)
+    assert made["cpu_seats"] == []
     started = time.monotonic()
     final = (await follow(ana, made["id"]))[-1]
     assert time.monotonic() - started >= CPU_WAIT - 0.5
+    assert final["matched"]["cpu_seats"] == [1, 2, 3] and final["matched"]["seat"] == 0
+    found = await ticket(elsewhere(ana, a, b), made["id"])
+    assert found["state"] == "matched" and found["cpu_seats"] == [1, 2, 3]
+    assert await metric(mm_stack, "rodada_matchmaking_cpu_tables_total", game=game, mode="standard") == (
+        bot_filled + 1
+    )
     table = await check_table(ana, final["matched"]["table_id"], {ana.user_id: 0})
     assert [p["cpu"] for p in table["players"]] == [False, True, True, True]
     assert table["ranked"] is False and options_of(table).items() >= options.items()
     snapshot = await ana.view(table["id"])
     assert [s["cpu_controlled"] for s in snapshot["seats"]] == [False, True, True, True]
+
+
+async def test_a_bot_filled_match_plays_to_the_end_and_is_not_rated(replicas: Any) -> None:
+    """A registered player alone in a casual queue: seated with CPUs after
+    the wait, the match is played to its end against them (the services
+    play the CPU seats), and it moves no rating."""
+    a, _ = replicas
+    game = DUDO_GAME
+    ana = await register(a, "ana")
+    made = await queue(ana, game.name, {"dice_per_player": 1})
+    final = (await follow(ana, made["id"]))[-1]
+    table_id = final["matched"]["table_id"]
+    assert final["matched"]["cpu_seats"] == [1, 2, 3]
+    snap = await ana.view(table_id)
+    assert [s["cpu_controlled"] for s in snap["seats"]] == [False, True, True, True]
+    assert snap["status"] == ACTIVE and snap["to_act"] == [0]  # CPUs never keep the person waiting
+    end, moves = await play_as_cpu(ana, game, table_id, 0, snap)
+    assert end["status"] == FINISHED and moves > 0 and sorted(end["result"]["ranks"])[0] == 1
+    found: list[dict[str, Any]] = []
+
+    async def recorded() -> bool:
+        found[:] = (await ana.call("GET", f"/v1/users/{ana.user_id}/matches"))["matches"]
+        return bool(found)
+
+    await until(recorded, timeout=30)
+    (entry,) = found
+    assert entry["match_id"] == table_id and entry["ranked"] is False
+    assert [p["cpu"] for p in entry["players"]] == [False, True, True, True]
+    assert (await ana.call("GET", f"/v1/users/{ana.user_id}/ratings"))["ratings"] == []
+
+
+async def test_bot_fill_over_grpc_seats_a_lone_domino_player_with_a_cpu_partner(mm_stack: Stack) -> None:
+    """The gRPC face says the same: FindMatch's last update is ``matched``
+    with the CPU seats, and so is GetTicket. Alone in a partnership game, the
+    player gets a CPU partner and two CPU opponents."""
+    async with grpc.aio.insecure_channel(mm_stack.platform_grpc(1)) as channel:
+        api = platform_pb2_grpc.PlatformServiceStub(channel)
+        session = (await api.LogInAsGuest(platform_pb2.LogInAsGuestRequest(name="ana"))).session
+        metadata = (("authorization", f"Bearer {session.access_token}"),)
+        request = platform_pb2.FindMatchRequest(game="domino")
+        updates = [r.update async for r in api.FindMatch(request, metadata=metadata, timeout=60)]
+        assert updates[0].WhichOneof("update") == "queue"
+        last = updates[-1]
+        assert last.WhichOneof("update") == "matched"
+        assert (last.matched.seat, list(last.matched.cpu_seats)) == (0, [1, 2, 3])
+        got = await api.GetTicket(platform_pb2.GetTicketRequest(ticket_id=last.ticket_id), metadata=metadata)
+        assert got.ticket.state == "matched" and list(got.ticket.cpu_seats) == [1, 2, 3]
+        table = (
+            await api.GetTable(
+                platform_pb2.GetTableRequest(table_id=last.matched.table_id), metadata=metadata
+            )
+        ).table
+        assert [p.cpu for p in table.players] == [False, True, True, True]
+        assert not table.ranked
 
 
 async def test_a_lonely_party_fills_its_team_with_cpus(replicas: Any) -> None:
@@ -572,6 +640,7 @@ async def test_a_lonely_party_fills_its_team_with_cpus(replicas: Any) -> None:
     finals = await asyncio.gather(follow(ana, party["id"]), follow(bia, party["id"]))
     seats = {p.user_id: f[-1]["matched"]["seat"] for p, f in zip((ana, bia), finals, strict=True)}
     assert sorted(seats.values()) == [0, 2]  # partners: the first team
+    assert [f[-1]["matched"]["cpu_seats"] for f in finals] == [[1, 3], [1, 3]]  # two CPU opponents
     table = await check_table(bia, finals[0][-1]["matched"]["table_id"], seats)
     assert [p["cpu"] for p in table["players"]] == [False, True, False, True]
     assert table["ranked"] is False

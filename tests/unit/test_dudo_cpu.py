@@ -127,6 +127,62 @@ def test_the_choice_never_depends_on_other_seats_hidden_dice(moments: list[Momen
     assert differs_with_own_dice > len(moments) // 10
 
 
+def test_through_the_kit_a_cpu_seat_decides_the_same_whatever_the_hidden_dice() -> None:
+    """Differential through the kit, as the service plays a CPU seat: a
+    person's bid hands the turn to a CPU seat; the same table with every
+    other seat's dice (the person's too) thrown otherwise, the same CPU
+    generator state: the CPU makes the same move with the same draws."""
+    compared: Counter[str] = Counter()
+    for number in range(40):
+        rnd = random.Random(4_000 + number)
+        seats = rnd.randint(2, 6)
+        seed = hashlib.sha256(b"dudo differential %d" % number).digest()
+        rng = MatchRng(seed)
+        table, _ = play.start(GAME, seats, random_options(rnd), Context(rng, 0.0, 0.0))
+        for _ in range(500):
+            if GAME.outcome(table.state) is not None:
+                break
+            (person,) = GAME.to_act(table.state)
+            assert GAME.legal is not None
+            moves = [a for a in GAME.legal(table.state, person) if "set_assist" not in a]
+            bids = [a for a in moves if "bid" in a]
+            if not bids:  # the highest bid stands: only a call is left
+                play.act(GAME, table, person, rnd.choice(moves), Context(rng, 0.0, 0.0))
+                continue
+            action = rnd.choice(bids)
+            probe = fresh(table)  # who would act next, everyone a person
+            play.act(GAME, probe, person, action, Context(MatchRng(bytes(32)), 0.0, 0.0))
+            (cpu_seat,) = GAME.to_act(probe.state)
+            decided = []
+            for variant in (table, rethrow_others(table, cpu_seat)):
+                first: list[tuple[int, JSON, int]] = []
+
+                def watched(view: JSON, seat: int, cpu_rng: Any, first: list[Any] = first) -> JSON:
+                    choice = cpu.choose(view, seat, cpu_rng)
+                    if not first:
+                        first.append((seat, choice, cpu_rng.counter))
+                    return choice
+
+                trial = fresh(variant)
+                trial.cpu_seats[:] = [cpu_seat]
+                cpu_rng = MatchRng(cpu_seed(seed), counter=number)
+                play.act(
+                    dataclasses.replace(GAME, cpu=watched),
+                    trial,
+                    person,
+                    action,
+                    Context(MatchRng(seed), 0.0, 0.0),
+                    cpu_rng,
+                )
+                decided.append(first[0])
+            assert table.state["dice"][cpu_seat] == rethrow_others(table, cpu_seat).state["dice"][cpu_seat]
+            assert decided[0][0] == cpu_seat and decided[0] == decided[1], (decided, table.state)
+            compared[next(iter(decided[0][1]))] += 1
+            # The real game goes on with any move of the person's.
+            play.act(GAME, table, person, rnd.choice(moves), Context(rng, 0.0, 0.0))
+    assert sum(compared.values()) > 500 and compared["bid"] > 50 and compared["dudo"] > 50, compared
+
+
 # --- Always legal, every variant respected ------------------------------------------
 
 

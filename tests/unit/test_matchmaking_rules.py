@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 from rodada.common.v1 import match_pb2
 
 from gateway.matchmaking.rules import (
@@ -223,6 +224,25 @@ def test_a_lone_party_fills_its_team_with_cpus() -> None:
     assert form([lonely], DOMINO, now=10_000, ranked=True) == []
     # Bozó duplas has no CPU seats: never.
     assert form([lonely], DUPLAS, now=10_000) == []
+
+
+def test_bot_fill_off_never_seats_cpus() -> None:
+    """MATCHMAKER_CPU_WAIT_SECONDS=0 turns bot fill off: a lone casual ticket
+    waits for people however long it has waited; people still form tables."""
+    off = RULES.model_copy(update={"cpu_wait_seconds": 0})
+    assert not off.bot_fill and RULES.bot_fill
+    for queue, lonely in ((DUDO, solo("ana")), (BOZU, solo("ana")), (DOMINO, party("ana", "bia"))):
+        assert form_tables([lonely], queue, off, 10_000, False) == []
+        assert form_tables([lonely], queue, RULES, 10_000, False) != []
+    (formation,) = form_tables([solo("ana"), solo("bia", at=1)], DUDO, off, 11, False)
+    assert players(formation) == ["ana", "bia"]
+
+
+def test_bot_fill_settings_are_checked() -> None:
+    assert MatchmakingSettings(fill_wait_seconds=10, cpu_wait_seconds=0).bot_fill is False
+    for bad in ({"fill_wait_seconds": 10, "cpu_wait_seconds": 5}, {"cpu_wait_seconds": -1}):
+        with pytest.raises(ValidationError, match="wait"):
+            MatchmakingSettings(**bad)
 
 
 def test_people_waiting_for_a_cpu_table_share_it() -> None:

@@ -1,0 +1,182 @@
+// Load generator for Rodada over gRPC (@grpc/grpc-js): N concurrent Yatzy
+// matches, solo or duel, each move sent as soon as the previous one's answer
+// arrives, the reference driver's strategy and move mix. Prints one JSON line.
+//
+//   node grpc_driver.js --target service --address 127.0.0.1:50051 --tokens tokens.json
+//   node grpc_driver.js --target platform --address 127.0.0.1:50050
+//        [--matches 10] [--seconds 10] [--players 1|2] [--throws 3]
+//
+// --target service: "the gRPC path" of issue 15, the game service's own
+//   rodada.common.v1.MatchService (CreateMatch with the platform's token, Act
+//   with each seat's), as the platform's callers reach it; no gateway.
+//   --tokens names a JSON file {"platform": token, "users": [{"user_id",
+//   "token"}, ...]} with at least matches × players users (the bench mints
+//   them with the stack's signing key).
+// --target platform: the gateway's rodada.platform.v1.PlatformService, as a
+//   mobile app plays: LogInAsGuest per seat, CreateTable, JoinTable with the
+//   invite, StartTable, Act.
+//
+// Each seat has its own channel (its own HTTP/2 connection), kept for the
+// slot's matches as an app keeps its channel. A move counts when its answer's
+// snapshot shows it (one throw more with the kept dice, or the box filled
+// with the previewed points).
+'use strict';
+
+const fs = require('node:fs');
+const { performance } = require('node:perf_hooks');
+const grpc = require('@grpc/grpc-js');
+const protoLoader = require('@grpc/proto-loader');
+const protobuf = require('protobufjs');
+const common = require('./common');
+
+const TARGET = common.option('target', 'service');
+const ADDRESS = common.option('address', '127.0.0.1:50051');
+const MATCHES = Number(common.option('matches', 10));
+const SECONDS = Number(common.option('seconds', 10));
+const PLAYERS = Number(common.option('players', 1));
+const THROWS = Number(common.option('throws', 3));
+const TOKENS = common.option('tokens', '');
+if (!['service', 'platform'].includes(TARGET)) throw new Error(`unknown target ${TARGET}`);
+if (![1, 2].includes(PLAYERS)) throw new Error('--players is 1 or 2');
+common.loopbackOnly(ADDRESS);
+
+const LOADER = { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true, includeDirs: [common.PROTOS] };
+const definition = protoLoader.loadSync(
+  ['rodada/common/v1/match.proto', 'rodada/platform/v1/platform.proto'],
+  LOADER,
+);
+const loaded = grpc.loadPackageDefinition(definition);
+const MatchService = loaded.rodada.common.v1.MatchService;
+const PlatformService = loaded.rodada.platform.v1.PlatformService;
+
+// The game's own messages travel in google.protobuf.Any: protobufjs encodes
+// and decodes them (the same descriptors, the same conversions as the loader).
+const root = new protobuf.Root();
+root.resolvePath = (_origin, target) => (target.startsWith('google/') ? target : `${common.PROTOS}/${target}`);
+root.loadSync('rodada/yatzy/v1/yatzy.proto', { keepCase: true });
+const Action = root.lookupType('rodada.yatzy.v1.Action');
+const View = root.lookupType('rodada.yatzy.v1.View');
+const ACTION_URL = 'type.googleapis.com/rodada.yatzy.v1.Action';
+const CONVERT = { enums: String, longs: Number, defaults: true, arrays: true };
+
+function packAction(move) {
+  return { type_url: ACTION_URL, value: Action.encode(Action.fromObject(move)).finish() };
+}
+function viewOf(snapshot) {
+  return View.toObject(View.decode(snapshot.view.value), CONVERT);
+}
+
+// Keep each seat's connection its own, as separate apps' are.
+const CHANNEL_OPTIONS = { 'grpc.use_local_subchannel_pool': 1 };
+
+function unary(client, method, request, token) {
+  const metadata = new grpc.Metadata();
+  if (token) metadata.set('authorization', `Bearer ${token}`);
+  return new Promise((resolve, reject) => {
+    client[method](request, metadata, { deadline: Date.now() + common.MOVE_TIMEOUT_MS }, (error, reply) =>
+      error ? reject(error) : resolve(reply),
+    );
+  });
+}
+
+const tokens = TARGET === 'service' ? JSON.parse(fs.readFileSync(TOKENS, 'utf8')) : null;
+if (tokens && tokens.users.length < MATCHES * PLAYERS) {
+  throw new Error(`${TOKENS} has ${tokens.users.length} users, ${MATCHES * PLAYERS} needed`);
+}
+
+// A slot's seats: a client (channel) and who sits there.
+async function seatsFor(index, Service) {
+  const seats = [];
+  for (let seat = 0; seat < PLAYERS; seat++) {
+    const client = new Service(ADDRESS, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
+    if (TARGET === 'service') {
+      const user = tokens.users[index * PLAYERS + seat];
+      seats.push({ client, token: user.token, user_id: user.user_id });
+    } else {
+      const { session } = await unary(client, 'LogInAsGuest', { name: `bench${index}-${seat}` });
+      seats.push({ client, token: session.access_token, user_id: session.user.id });
+    }
+  }
+  return seats;
+}
+
+// A new match for the slot's seats: its first snapshot.
+async function newMatch(seats) {
+  if (TARGET === 'service') {
+    const { snapshot } = await unary(
+      seats[0].client,
+      'CreateMatch',
+      { seats: seats.map((s) => ({ user_id: s.user_id, display_name: 'bench' })) },
+      tokens.platform,
+    );
+    return { id: snapshot.match_id, snapshot };
+  }
+  const { table } = await unary(seats[0].client, 'CreateTable', { game: 'yatzy', seats: PLAYERS }, seats[0].token);
+  for (const seat of seats.slice(1)) {
+    await unary(seat.client, 'JoinTable', { invite_code: table.invite_code }, seat.token);
+  }
+  const { match } = await unary(seats[0].client, 'StartTable', { table_id: table.id }, seats[0].token);
+  return { id: table.id, snapshot: match };
+}
+
+async function act(seat, id, version, move) {
+  const action = packAction(move);
+  if (TARGET === 'service') {
+    return (await unary(seat.client, 'Act', { match_id: id, expected_version: version, action }, seat.token)).snapshot;
+  }
+  return (await unary(seat.client, 'Act', { table_id: id, expected_version: version, action }, seat.token)).match;
+}
+
+async function slot(index, deadline, stats) {
+  let seats;
+  try {
+    seats = await seatsFor(index, TARGET === 'service' ? MatchService : PlatformService);
+  } catch (error) {
+    common.noteError(stats, error);
+    return;
+  }
+  while (performance.now() < deadline) {
+    let match;
+    try {
+      match = await newMatch(seats);
+    } catch (error) {
+      common.noteError(stats, error);
+      continue;
+    }
+    stats.started++;
+    let snapshot = match.snapshot;
+    // Whoever is to act moves from the last snapshot (Yatzy's dice, throws
+    // and preview are the mover's own after its move, public before it).
+    while (snapshot.status === 'MATCH_STATUS_ACTIVE' && performance.now() < deadline) {
+      const mover = snapshot.to_act[0];
+      const before = viewOf(snapshot);
+      const move = common.nextMove(before, THROWS);
+      const sentAt = performance.now();
+      let answer;
+      try {
+        answer = await act(seats[mover], match.id, snapshot.version, move);
+      } catch (error) {
+        if (error.code === grpc.status.DEADLINE_EXCEEDED) stats.unanswered++;
+        else common.noteError(stats, error);
+        snapshot = null;
+        break;
+      }
+      const latency = performance.now() - sentAt;
+      if (answer.version > snapshot.version && common.applied(before, viewOf(answer), mover, move)) {
+        stats.latencies.push(latency);
+      } else {
+        stats.mismatched++;
+      }
+      snapshot = answer;
+    }
+    if (snapshot && snapshot.status === 'MATCH_STATUS_FINISHED') stats.finished++;
+  }
+  for (const seat of seats) seat.client.close();
+}
+
+common
+  .run({ matches: MATCHES, seconds: SECONDS, players: PLAYERS, throws: THROWS, path: `grpc-${TARGET}`, slot })
+  .catch((error) => {
+    console.error(error);
+    process.exit(1);
+  });

@@ -1,0 +1,175 @@
+// Load generator for Rodada's web path: the gateway's HTTP API (undici) with a
+// WebSocket feed per seat (ws), N concurrent Yatzy matches, solo or duel, the
+// reference driver's strategy and move mix. Prints one JSON line.
+//
+//   node web_driver.js --gateway http://127.0.0.1:8000
+//        [--matches 10] [--seconds 10] [--players 1|2] [--throws 3]
+//
+// Each seat is a guest (POST /v1/auth/guest) with its own keep-alive HTTP
+// connection, kept for the slot's matches as a browser tab keeps it. Each
+// match: the host opens a table, the others join with its invite, every seat
+// opens the table's feed and says hello, the host starts, and whoever is to
+// act posts one action as soon as the previous answer arrives. A move counts
+// when its HTTP answer shows it (as the reference counts the mover's state
+// update); feed_p50/p99 is from the move's request to the mover's feed
+// delivering the snapshot of that version. A finished match waits for every
+// feed's end message, so feeds cannot fall behind unnoticed.
+'use strict';
+
+const { performance } = require('node:perf_hooks');
+const { Client } = require('undici');
+const WebSocket = require('ws');
+const common = require('./common');
+
+const GATEWAY = common.option('gateway', 'http://127.0.0.1:8000').replace(/\/$/, '');
+const MATCHES = Number(common.option('matches', 10));
+const SECONDS = Number(common.option('seconds', 10));
+const PLAYERS = Number(common.option('players', 1));
+const THROWS = Number(common.option('throws', 3));
+const FEED_END_TIMEOUT_MS = 10_000;
+if (![1, 2].includes(PLAYERS)) throw new Error('--players is 1 or 2');
+common.loopbackOnly(GATEWAY);
+const WS_BASE = GATEWAY.replace(/^http/, 'ws');
+
+const feedStats = { latencies: [], messages: 0, ended: 0, missing: 0 };
+
+class HttpError extends Error {}
+
+async function call(seat, method, path, body) {
+  const { statusCode, body: reply } = await seat.http.request({
+    method,
+    path,
+    headers: {
+      'content-type': 'application/json',
+      ...(seat.token ? { authorization: `Bearer ${seat.token}` } : {}),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    headersTimeout: common.MOVE_TIMEOUT_MS,
+    bodyTimeout: common.MOVE_TIMEOUT_MS,
+  });
+  const text = await reply.text();
+  if (statusCode !== 200 && statusCode !== 201) throw new HttpError(`${method} ${path}: ${statusCode} ${text}`);
+  return JSON.parse(text);
+}
+
+// One seat's feed of the table: counts what arrives, notes when the mover's
+// own snapshot of a version arrives (`waiting`: version → sent time), and
+// resolves `ended` on the feed's end message.
+function openFeed(seat, tableId, waiting) {
+  const ws = new WebSocket(`${WS_BASE}/v1/tables/${tableId}/events`);
+  const feed = { ws, closed: false };
+  feed.ended = new Promise((resolve) => {
+    ws.on('open', () => ws.send(JSON.stringify({ token: seat.token, after_event_id: 0 })));
+    ws.on('message', (data) => {
+      feedStats.messages++;
+      const message = JSON.parse(data);
+      if (message.snapshot && waiting.has(message.snapshot.version)) {
+        feedStats.latencies.push(performance.now() - waiting.get(message.snapshot.version));
+        waiting.delete(message.snapshot.version);
+      } else if (message.end) {
+        resolve(true);
+      }
+    });
+    ws.on('close', () => resolve(false));
+    ws.on('error', () => resolve(false));
+  });
+  return feed;
+}
+
+async function slot(index, deadline, stats) {
+  const seats = [];
+  try {
+    for (let seat = 0; seat < PLAYERS; seat++) {
+      const http = new Client(GATEWAY, { pipelining: 1 });
+      const session = await call({ http }, 'POST', '/v1/auth/guest', { name: `bench${index}-${seat}` });
+      seats.push({ http, token: session.access_token });
+    }
+  } catch (error) {
+    common.noteError(stats, error);
+    return;
+  }
+  while (performance.now() < deadline) {
+    let table;
+    let snapshot;
+    const feeds = [];
+    // Per seat: version → when the move that made it was sent (the mover's feed only).
+    const waiting = seats.map(() => new Map());
+    try {
+      table = await call(seats[0], 'POST', '/v1/tables', { game: 'yatzy', seats: PLAYERS });
+      for (const seat of seats.slice(1)) {
+        await call(seat, 'POST', '/v1/tables/join', { invite_code: table.invite_code });
+      }
+      seats.forEach((seat, i) => feeds.push(openFeed(seat, table.id, waiting[i])));
+      snapshot = await call(seats[0], 'POST', `/v1/tables/${table.id}/start`);
+    } catch (error) {
+      common.noteError(stats, error);
+      for (const feed of feeds) feed.ws.terminate();
+      continue;
+    }
+    stats.started++;
+    while (snapshot && snapshot.status === 'MATCH_STATUS_ACTIVE' && performance.now() < deadline) {
+      const mover = snapshot.to_act[0];
+      const before = snapshot.view;
+      const move = common.nextMove(before, THROWS);
+      const sentAt = performance.now();
+      waiting[mover].set(snapshot.version + 1, sentAt);
+      let answer;
+      try {
+        answer = await call(seats[mover], 'POST', `/v1/tables/${table.id}/actions`, {
+          expected_version: snapshot.version,
+          action: move,
+        });
+      } catch (error) {
+        if (error.name === 'HeadersTimeoutError' || error.name === 'BodyTimeoutError') stats.unanswered++;
+        else common.noteError(stats, error);
+        snapshot = null;
+        break;
+      }
+      const latency = performance.now() - sentAt;
+      // A version a move skipped past (never the case in Yatzy) is not waited for.
+      if (answer.version !== snapshot.version + 1) waiting[mover].delete(snapshot.version + 1);
+      if (answer.version > snapshot.version && common.applied(before, answer.view, mover, move)) {
+        stats.latencies.push(latency);
+      } else {
+        stats.mismatched++;
+      }
+      snapshot = answer;
+    }
+    if (snapshot && snapshot.status === 'MATCH_STATUS_FINISHED') {
+      stats.finished++;
+      const timeout = new Promise((resolve) => setTimeout(() => resolve(false), FEED_END_TIMEOUT_MS).unref());
+      const ends = await Promise.all(feeds.map((feed) => Promise.race([feed.ended, timeout])));
+      for (const ended of ends) {
+        if (ended) feedStats.ended++;
+        else feedStats.missing++;
+      }
+    }
+    for (const feed of feeds) feed.ws.terminate();
+  }
+  for (const seat of seats) await seat.http.close();
+}
+
+common
+  .run({
+    matches: MATCHES,
+    seconds: SECONDS,
+    players: PLAYERS,
+    throws: THROWS,
+    path: 'web',
+    slot,
+    extra: () => {
+      const sorted = feedStats.latencies.sort((a, b) => a - b);
+      return {
+        feed_p50_ms: common.round(common.percentile(sorted, 50)),
+        feed_p99_ms: common.round(common.percentile(sorted, 99)),
+        feed_messages: feedStats.messages,
+        // Feeds of finished matches that delivered their end message, and those that did not in 10 s.
+        feeds_ended: feedStats.ended,
+        feeds_missing_end: feedStats.missing,
+      };
+    },
+  })
+  .catch((error) => {
+    console.error(error);
+    process.exit(1);
+  });

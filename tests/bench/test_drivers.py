@@ -1,0 +1,129 @@
+"""The benchmark's parts run and report what they say, against a real stack,
+with tiny numbers for a couple of seconds. Nothing here is timed: the
+numbers are checked for sense (moves made and shown, no faults, every field
+present and consistent), never for speed."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from services.kit.game import discover
+from tools import bench, bench_engine, bench_matchmaking, bench_memory
+
+pytestmark = pytest.mark.timeout(240)
+
+SECONDS = 2.0
+MATCHES = 2
+
+
+@pytest.fixture(scope="module")
+def rodada(tmp_path_factory: pytest.TempPathFactory) -> Iterator[bench.Rodada]:
+    bench.npm_ci(bench.DRIVERS)
+    platform = bench.Rodada(
+        tmp_path_factory.mktemp("bench"), bench.Settings(seconds=SECONDS, matches=(MATCHES,), players=1)
+    )
+    try:
+        yield platform
+    finally:
+        platform.stop()
+
+
+def check_row(row: bench.Row, path: str, players: int, processes: set[str]) -> None:
+    result = row.result
+    assert row.path == path and result["matches"] == MATCHES and result["players"] == players
+    assert result["moves"] > 0 and result["matches_started"] >= MATCHES, result
+    assert (result["unanswered"], result["mismatched"], result["errors"]) == (0, 0, 0), result
+    assert result["first_error"] is None
+    assert result["seconds"] >= SECONDS
+    assert math.isclose(result["moves_per_second"], result["moves"] / result["seconds"], rel_tol=0.01)
+    assert 0 < result["p50_ms"] <= result["p99_ms"]
+    assert result["throws"] == 3
+    # Every process measured, each with a CPU share; the driver always spends some.
+    assert set(row.cpu) == processes | {"driver"}
+    assert all(ms >= 0 for ms in row.cpu.values()) and row.cpu["driver"] > 0
+    assert row.other_cpu_s >= 0
+
+
+@pytest.mark.parametrize("players", [1, 2])
+def test_grpc_driver_plays_through_the_game_service(rodada: bench.Rodada, players: int) -> None:
+    row = rodada.row("grpc", MATCHES, players)
+    check_row(row, "grpc", players, {"yatzy", "redis"})
+    assert row.result["path"] == "grpc-service"
+
+
+@pytest.mark.parametrize("players", [1, 2])
+def test_grpc_driver_plays_through_the_platform_face(rodada: bench.Rodada, players: int) -> None:
+    row = rodada.row("platform", MATCHES, players)
+    check_row(row, "platform", players, {"yatzy", "gateway", "redis"})
+    assert row.result["path"] == "grpc-platform"
+
+
+@pytest.mark.parametrize("players", [1, 2])
+def test_web_driver_plays_over_http_with_a_feed_per_seat(rodada: bench.Rodada, players: int) -> None:
+    row = rodada.row("web", MATCHES, players)
+    check_row(row, "web", players, {"yatzy", "gateway", "redis"})
+    result = row.result
+    # Each move's snapshot reached the mover's feed, and finished matches' feeds ended.
+    assert result["feed_messages"] > result["moves"]
+    assert 0 < result["feed_p50_ms"] <= result["feed_p99_ms"]
+    assert result["feeds_missing_end"] == 0
+    assert result["feeds_ended"] == result["matches_finished"] * players
+
+
+def test_redis_memory_of_active_matches(rodada: bench.Rodada) -> None:
+    memory = bench_memory.measure(rodada.stack, matches=2, moves=5)
+    assert memory.matches == 2 and memory.moves == 5
+    # The table's events, the start and five moves' at least.
+    assert memory.events >= 6
+    assert memory.hash_bytes > 0 and memory.events_bytes > 0 and memory.shared_bytes > 0
+    assert memory.per_event == memory.events_bytes / memory.events
+    assert "per active match" in bench_memory.describe(memory)
+
+
+def test_the_reference_runs_and_the_table_shows_ratios(rodada: bench.Rodada) -> None:
+    bench.npm_ci(bench.REFERENCE)
+    settings = bench.Settings(seconds=SECONDS, matches=(MATCHES,))
+    reference = bench.reference_row(settings, MATCHES)
+    assert reference.result["moves"] > 0
+    assert (reference.result["unanswered"], reference.result["mismatched"]) == (0, 0)
+    assert set(reference.cpu) == {"server", "driver"}
+    ours = rodada.row("grpc", MATCHES)
+    text = bench.table([reference, ours])
+    lines = text.splitlines()
+    assert len(lines) == 4 and lines[2].startswith("| boardgame.io") and "| 1.00× |" in lines[2]
+    expected = ours.result["moves_per_second"] / reference.result["moves_per_second"]
+    assert f"| {expected:.2f}× |" in lines[3]
+    cpu = sum(reference.cpu.values()) / sum(ours.cpu.values())
+    assert f"| {cpu:.2f}× |" in lines[3]
+
+
+def test_engine_apply_times_every_game() -> None:
+    for name, game in discover().items():
+        times = bench_engine.apply_times(game, bench_engine.SEATS.get(name, 2), 30)
+        assert len(times) == 30 and all(t > 0 for t in times), name
+
+
+def test_a_small_matchmaking_burst_seats_every_ticket_once(tmp_path: Path) -> None:
+    burst = bench_matchmaking.measure(tmp_path, 20)
+    assert burst["exactly_once"], burst["problems"]
+    assert burst["tables"] == 10 and len(burst["results"]) == 20
+    assert 0 < burst["queue_seconds"] <= burst["seconds"]
+    assert burst["tables_per_second"] == round(10 / burst["seconds"], 1)
+
+
+def test_the_exactly_once_check_catches_doubles_and_strays() -> None:
+    good = [
+        {"user_id": "a", "ticket_id": "1", "matched": {"table_id": "t", "seat": 0}},
+        {"user_id": "b", "ticket_id": "2", "matched": {"table_id": "t", "seat": 1}},
+    ]
+    assert bench_matchmaking.exactly_once(good) == []
+    twice = [*good, {"user_id": "a", "ticket_id": "3", "matched": {"table_id": "u", "seat": 0}}]
+    assert bench_matchmaking.exactly_once(twice)
+    same_seat = [good[0], {**good[1], "matched": {"table_id": "t", "seat": 0}}]
+    assert bench_matchmaking.exactly_once(same_seat)
+    unmatched = [good[0], {**good[1], "matched": None}]
+    assert bench_matchmaking.exactly_once(unmatched)

@@ -1,0 +1,108 @@
+"""Matchmaking at scale (issue 15, point 5: ≥ 500 tables per second from a
+burst of 5,000 tickets on one gateway, exactly once).
+
+A stack of its own (Redis, the Bozó service, one gateway, the matcher's
+production settings); guests' tokens minted here with the stack's key (as the
+gateway's guest sign-up would issue them); ``bench/rodada/matchmaking.js``
+queues every casual Bozó duel ticket at once and follows each over its
+WebSocket until matched. The check: every ticket matched, every player in
+exactly one seat, every table two distinct seats, and the gateway's own count
+of tables formed equal to the tables the tickets name.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from services.kit.tokens import Identity
+from tools.bench_feeds import raise_open_files
+from tools.stack import Stack
+
+DRIVER = Path(__file__).resolve().parent.parent / "bench" / "rodada" / "matchmaking.js"
+SEATS = 2  # a Bozó duel
+
+
+def tables_formed(gateway: str) -> float:
+    """The gateway's rodada_matchmaking_matches_total for Bozó duels."""
+    text = httpx.get(f"{gateway}/metrics", timeout=10).text
+    total = 0.0
+    for line in text.splitlines():
+        found = re.fullmatch(r"rodada_matchmaking_matches_total\{(.*)\} (\S+)", line)
+        if found and 'game="bozo"' in found.group(1) and 'mode="duel"' in found.group(1):
+            total += float(found.group(2))
+    return total
+
+
+def exactly_once(results: list[dict[str, Any]]) -> list[str]:
+    """What is wrong with the tickets' final updates (nothing: [])."""
+    problems: list[str] = []
+    unmatched = [r for r in results if r["matched"] is None]
+    if unmatched:
+        problems.append(f"{len(unmatched)} tickets not matched, e.g. {unmatched[0]}")
+    users = Counter(r["user_id"] for r in results)
+    if any(n != 1 for n in users.values()) or len(set(r["ticket_id"] for r in results)) != len(results):
+        problems.append("a player or ticket appears twice")
+    tables: dict[str, list[int]] = defaultdict(list)
+    for r in results:
+        if r["matched"] is not None:
+            tables[r["matched"]["table_id"]].append(r["matched"]["seat"])
+    bad = {t: seats for t, seats in tables.items() if sorted(seats) != list(range(SEATS))}
+    if bad:
+        problems.append(
+            f"{len(bad)} tables without exactly seats 0..{SEATS - 1}, e.g. {next(iter(bad.items()))}"
+        )
+    return problems
+
+
+def measure(root: Path, tickets: int) -> dict[str, Any]:
+    # A socket per ticket on each side: the gateway started here inherits the limit.
+    raise_open_files(tickets + 2000)
+    with Stack(root, games=["bozo"]) as stack:
+        gateway = stack.gateway()
+        before = tables_formed(gateway)
+        guests = [Identity(f"g_mm{i:05d}", f"mm{i}", "guest") for i in range(tickets)]
+        tokens = root / "guests.json"
+        tokens.write_text(json.dumps([{"user_id": g.user_id, "token": stack.token(g)} for g in guests]))
+        proc = subprocess.run(
+            ["node", str(DRIVER), "--gateway", gateway, "--tickets", str(tickets), "--tokens", str(tokens)],
+            stdout=subprocess.PIPE,  # progress on stderr shows as it goes
+            text=True,
+            timeout=900,
+            check=False,
+        )
+        if proc.returncode != 0:
+            raise RuntimeError(f"matchmaking.js exited {proc.returncode}")
+        burst: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+        formed = tables_formed(gateway) - before
+    tables = len({r["matched"]["table_id"] for r in burst["results"] if r["matched"]})
+    problems = exactly_once(burst["results"])
+    if formed != tables:
+        problems.append(f"the gateway counted {formed:.0f} tables formed, the tickets name {tables}")
+    return {
+        **burst,
+        "tables": tables,
+        "tables_per_second": round(tables / burst["seconds"], 1) if burst["seconds"] else None,
+        "exactly_once": not problems,
+        "problems": problems,
+    }
+
+
+def describe(burst: dict[str, Any]) -> str:
+    check = (
+        "every ticket seated exactly once"
+        if burst["exactly_once"]
+        else "exactly-once check failed: " + "; ".join(burst["problems"])
+    )
+    return (
+        f"matchmaking: {burst['tickets']:,} casual Bozó duel tickets on one gateway, queued in "
+        f"{burst['queue_seconds']:.1f} s ({burst['final_when_queued']:,} final by then), the last final "
+        f"{burst['seconds']:.1f} s after the first: "
+        f"{burst['tables']:,} tables = {burst['tables_per_second']:,.0f} tables/s (goal ≥ 500); {check}"
+    )
