@@ -131,6 +131,11 @@ MAX_TICKETS_PER_CYCLE = 10_000
 BATCH = 500
 TAKE_BATCH = 100  # tables per take script: one round trip, a short Redis pause
 STARTING_AT_ONCE = 64  # tables a replica creates and starts side by side
+# A queue this replica registered this recently is not registered again for
+# each ticket (a burst's round trip saved): registration keeps it visited for
+# QUEUE_IDLE_SECONDS, far longer; short, so that a Redis that lost its data
+# learns the queue again within seconds.
+REGISTERED_SECONDS = 10.0
 RECENT_WAITS = 50
 TICKET_ID_LENGTH = 32
 # A player's lock expires this long after it is claimed unless the ticket it
@@ -241,6 +246,7 @@ class Matchmaking:
         # Set when a ticket enters a queue here: the matcher looks at once.
         self._enqueued = asyncio.Event()
         self._starting = asyncio.Semaphore(STARTING_AT_ONCE)
+        self._registered: dict[str, float] = {}  # queue hash → when this replica registered it
 
     # -- tickets ------------------------------------------------------------------
 
@@ -523,9 +529,14 @@ class Matchmaking:
 
     async def _register_queue(self, queue: Queue, now: float) -> None:
         """Make sure matchers visit the queue (before a ticket enters it)."""
+        if now - self._registered.get(queue.hash, -REGISTERED_SECONDS) < REGISTERED_SECONDS:
+            return
         await self._register(
             keys=[keys.MM_QUEUES, keys.MM_SPECS], args=[queue.hash, orjson.dumps(queue.spec()), now]
         )
+        if len(self._registered) >= 1000:  # many option sets: forget the stale ones
+            self._registered = {q: t for q, t in self._registered.items() if now - t < REGISTERED_SECONDS}
+        self._registered[queue.hash] = now
 
     async def _release_players(self, ticket_id: str, user_ids: Sequence[str]) -> None:
         for user_id in user_ids:

@@ -25,6 +25,7 @@ from rodada.yatzy.v1 import yatzy_pb2
 from services.kit import keys
 from tests.integration.grpc_client import bearer, feed_events, feed_snapshots, follow_table, pack, unpack
 from tests.integration.http_client import ACTIVE, FINISHED, Player, register
+from tests.integration.test_matchmaking import follow, guest, queue
 from tests.integration.waiting import until
 from tools.redis_cluster import RedisCluster
 from tools.stack import Stack
@@ -241,3 +242,19 @@ async def test_a_yatzy_game_over_http_and_its_websocket_feed_on_a_cluster(
 
         await until(recorded, timeout=15)
     assert_match_in_one_slot(client, cluster, table["id"])
+
+
+async def test_matchmaking_on_a_cluster_seats_a_duel_and_tells_both_followers(cluster_stack: Stack) -> None:
+    """The take runs in its queue's slot; the notice that the ticket closed
+    crosses nodes (classic pub/sub) to each follower's subscription."""
+    async with httpx.AsyncClient(base_url=cluster_stack.gateway(), timeout=30) as http:
+        ana, bia = await guest(http, "ana"), await guest(http, "bia")
+        made = [await queue(p, "bozo", {"mode": "DUEL"}) for p in (ana, bia)]
+        finals = await asyncio.gather(*(follow(p, t["id"]) for p, t in zip((ana, bia), made, strict=True)))
+        matched = [f[-1]["matched"] for f in finals]
+        assert matched[0]["table_id"] == matched[1]["table_id"]
+        assert sorted(m["seat"] for m in matched) == [0, 1]
+        table = await ana.table(matched[0]["table_id"])
+        assert [p["user_id"] for p in table["players"]] == [
+            (ana if matched[0]["seat"] == s else bia).user_id for s in (0, 1)
+        ]
