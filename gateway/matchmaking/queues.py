@@ -136,6 +136,7 @@ STARTING_AT_ONCE = 64  # tables a replica creates and starts side by side
 # QUEUE_IDLE_SECONDS, far longer; short, so that a Redis that lost its data
 # learns the queue again within seconds.
 REGISTERED_SECONDS = 10.0
+MIN_VISIT_GAP_SECONDS = 0.05  # between visits brought forward by tickets queued here
 RECENT_WAITS = 50
 TICKET_ID_LENGTH = 32
 # A player's lock expires this long after it is claimed unless the ticket it
@@ -558,9 +559,11 @@ class Matchmaking:
         A cycle that formed tables is followed by another at once (a burst
         is worked as fast as tables start); otherwise the next comes after
         ``cycle_seconds``, or sooner when a ticket enters a queue here."""
+        loop = asyncio.get_running_loop()
         try:
             while not cancel_requested():
                 formed = 0
+                started = loop.time()
                 self._enqueued.clear()
                 try:
                     formed = await self.cycle()
@@ -576,6 +579,9 @@ class Matchmaking:
                     await asyncio.wait_for(
                         self._enqueued.wait(), self.settings.cycle_seconds * random.uniform(0.9, 1.1)
                     )
+                    # Woken by a ticket: a visit of every queue per ticket queued is
+                    # too many in a stream of them; the ones queued meanwhile wait here.
+                    await asyncio.sleep(max(0.0, started + MIN_VISIT_GAP_SECONDS - loop.time()))
         finally:
             await self.notices.close()
 
