@@ -683,13 +683,21 @@ class Matchmaking:
             for formation in form_tables(waiting, self.format(queue), self.settings, now, queue.ranked)
         ]
         # Taken a batch at a time; each batch's tables start while the next is taken.
-        starting = []
-        for first in range(0, len(plans), TAKE_BATCH):
-            batch = plans[first : first + TAKE_BATCH]
-            for plan, taken in zip(batch, await self._take_batch(queue, batch, now), strict=True):
-                if taken:
-                    starting.append(asyncio.create_task(self._start_bounded(queue, plan)))
-        return sum(await asyncio.gather(*starting))
+        starting: list[asyncio.Task[int]] = []
+        try:
+            for first in range(0, len(plans), TAKE_BATCH):
+                batch = plans[first : first + TAKE_BATCH]
+                for plan, taken in zip(batch, await self._take_batch(queue, batch, now), strict=True):
+                    if taken:
+                        starting.append(asyncio.create_task(self._start_bounded(queue, plan)))
+        finally:
+            # Even if a later take failed: the tables taken are started (or
+            # left for a matcher to resume once their claim runs out).
+            outcomes = await asyncio.gather(*starting, return_exceptions=True)
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                log.error("starting a taken table failed; a matcher will resume it", exc_info=outcome)
+        return sum(outcome for outcome in outcomes if isinstance(outcome, int))
 
     async def _take_batch(self, queue: Queue, plans: list[dict[str, Any]], now: float) -> list[bool]:
         """The take script over ``plans``: which tables it took."""
