@@ -678,8 +678,9 @@ class Matchmaking:
             members = members_of[ticket_id]
             rating = statistics.fmean(float(m["rating"]) for m in members)
             waiting.append(Waiting(ticket_id, tuple(m["user_id"] for m in members), rating, enqueued_at))
+        names = {m["user_id"]: m["name"] for members in members_of.values() for m in members}
         plans = [
-            _plan(queue, formation, members_of, enqueued, now)
+            _plan(queue, formation, names, enqueued, now)
             for formation in form_tables(waiting, self.format(queue), self.settings, now, queue.ranked)
         ]
         # Taken a batch at a time; each batch's tables start while the next is taken.
@@ -789,12 +790,12 @@ def _require_account(user: Identity, queue: Queue) -> None:
 def _plan(
     queue: Queue,
     formation: Formation,
-    members_of: Mapping[str, list[dict[str, Any]]],
+    names: Mapping[str, str],
     enqueued: Mapping[str, float],
     now: float,
 ) -> dict[str, Any]:
-    """Everything needed to start a formed table, for whichever replica does."""
-    names = {m["user_id"]: m["name"] for members in members_of.values() for m in members}
+    """Everything needed to start a formed table, for whichever replica does
+    (``names``: user id → name, of every waiting member)."""
     players: list[dict[str, Any]] = []
     tickets: dict[str, dict[str, Any]] = {}
     for seat, who in enumerate(formation.seats):
