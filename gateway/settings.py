@@ -82,8 +82,10 @@ class MatchmakingSettings(BaseSettings):
         env_prefix="MATCHMAKER_", extra="ignore", frozen=True, env_ignore_empty=True
     )
 
-    # How often every gateway replica's matcher looks at every queue. A ranked
-    # ticket's window widens once per cycle waited, so this also paces that.
+    # How often every gateway replica's matcher looks at every queue when there
+    # is nothing to do (a ticket queued here, or a visit that formed tables,
+    # brings the next look forward). A ranked ticket's window widens once per
+    # cycle_seconds waited, so this also paces that.
     cycle_seconds: float = 2.0
     # Ranked queues: a ticket accepts opponents within ±window_start of its
     # rating at first, window_step more for every cycle waited, never more than

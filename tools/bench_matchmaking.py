@@ -104,5 +104,6 @@ def describe(burst: dict[str, Any]) -> str:
         f"matchmaking: {burst['tickets']:,} casual Bozó duel tickets on one gateway, queued in "
         f"{burst['queue_seconds']:.1f} s ({burst['final_when_queued']:,} final by then), the last final "
         f"{burst['seconds']:.1f} s after the first: "
-        f"{burst['tables']:,} tables = {burst['tables_per_second']:,.0f} tables/s (goal ≥ 500); {check}"
+        f"{burst['tables']:,} tables = {burst['tables_per_second']:,.0f} tables/s (goal ≥ 500); "
+        f"{burst.get('reconnects', 0):,} ticket sockets lost and followed again; {check}"
     )

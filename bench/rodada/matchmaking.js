@@ -53,8 +53,21 @@ async function pool(n, limit, worker) {
 }
 
 // Follows ticket `id` until its final update ("matched" or "closed"), which
-// the promise resolves with (with the time it arrived), or an error.
-function follow(id, token) {
+// the promise resolves with (with the time it arrived), or an error. A
+// socket lost before the final update is followed again, as a client would
+// (a ticket taken meanwhile answers with its table at once; one dropped
+// because its follower left says so): `reconnects` counts them.
+let reconnects = 0;
+async function follow(id, token) {
+  for (let attempt = 0; ; attempt++) {
+    const outcome = await followOnce(id, token);
+    if (!outcome.lost || attempt >= 3) return outcome;
+    reconnects++;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+function followOnce(id, token) {
   return new Promise((resolve) => {
     const ws = new WebSocket(`${WS_BASE}/v1/matchmaking/tickets/${id}/events`);
     let final = null;
@@ -67,9 +80,11 @@ function follow(id, token) {
       }
     });
     ws.on('close', (code, reason) =>
-      resolve(final ?? { error: `closed ${code} ${reason} without a final update`, at: performance.now() }),
+      resolve(
+        final ?? { error: `closed ${code} ${reason} without a final update`, lost: true, at: performance.now() },
+      ),
     );
-    ws.on('error', (error) => resolve({ error: String(error.message), at: performance.now() }));
+    ws.on('error', (error) => resolve({ error: String(error.message), lost: true, at: performance.now() }));
   });
 }
 
@@ -125,6 +140,8 @@ async function main() {
     final_when_queued: finalWhenQueued,
     seconds: common.round((last - start) / 1000),
     driver_cpu_s: common.round(used),
+    // Ticket sockets lost before their final update and followed again.
+    reconnects,
     // Per ticket: who, which ticket, and its final update (null: none in time).
     results: finals.map((f, i) => ({
       user_id: players[i].user_id,

@@ -35,10 +35,10 @@ script below touches a single Redis Cluster slot):
 
 **Exactly once.** Every replica's matcher visits every queue each cycle; a
 ``SET NX PX`` lease lets one of them work a queue at a time, which only saves
-work. Correctness rests on the *take*: one Lua script that, for a planned
-table, checks every chosen ticket is still waiting and every member's
-heartbeat is alive, and only then removes them all from the queue and marks
-them forming with the table id — all or nothing. A ticket leaves ``waiting``
+work. Correctness rests on the *take*: one Lua script that, for each planned
+table of a batch, checks every chosen ticket is still waiting and every
+member's heartbeat is alive, and only then removes them all from the queue
+and marks them forming with the table id — all or nothing per table. A ticket leaves ``waiting``
 only through the take, a cancel or a drop, each a script on the same keys, so
 no ticket is taken twice, and a cancelled or dropped one is never taken. A
 player holds at most one live ticket (``mm:player:<user>``, claimed before a
@@ -49,6 +49,13 @@ idempotent steps (``SET NX`` table, ``CreateMatch`` tolerating
 the plan's claim runs out and another replica finishes it with the same
 table id. The *finish* script closes the plan once: tickets matched (or
 failed), and only its caller counts the match.
+
+**Telling the players.** Whoever closes a ticket publishes a notice that
+wakes its followers on every replica (``notices.py``). A ticket taken while
+its follower was gone — between connections, or whose socket dropped after
+the take — stays taken: the record keeps its table and seat, which the
+player reads with ``GET`` of the ticket or by following it again (a
+follower of a closed ticket gets the final update at once).
 """
 
 from __future__ import annotations
@@ -73,6 +80,7 @@ from rodada.platform.v1 import platform_pb2
 
 from gateway import metrics
 from gateway.games import Games
+from gateway.matchmaking.notices import TicketNotices
 from gateway.matchmaking.rules import (
     Format,
     Formation,
@@ -117,8 +125,18 @@ QUEUE_IDLE_SECONDS = 600  # a queue seen empty this long is no longer visited
 # reach the game the tickets fail, so nobody waits on a dead service forever.
 FORMING_CLAIM_SECONDS = 30.0
 FORMING_GIVE_UP_SECONDS = 120.0
-MAX_TICKETS_PER_CYCLE = 500  # the oldest this many per queue and cycle
+# The oldest this many per queue and visit: a burst of thousands is formed in
+# one visit, and a visit that formed tables is followed by another at once.
+MAX_TICKETS_PER_CYCLE = 10_000
 BATCH = 500
+TAKE_BATCH = 100  # tables per take script: one round trip, a short Redis pause
+STARTING_AT_ONCE = 64  # tables a replica creates and starts side by side
+# A queue this replica registered this recently is not registered again for
+# each ticket (a burst's round trip saved): registration keeps it visited for
+# QUEUE_IDLE_SECONDS, far longer; short, so that a Redis that lost its data
+# learns the queue again within seconds.
+REGISTERED_SECONDS = 10.0
+MIN_VISIT_GAP_SECONDS = 0.05  # between visits brought forward by tickets queued here
 RECENT_WAITS = 50
 TICKET_ID_LENGTH = 32
 # A player's lock expires this long after it is claimed unless the ticket it
@@ -225,6 +243,11 @@ class Matchmaking:
         self._close, self._take, self._claim = script(CLOSE), script(TAKE), script(CLAIM)
         self._finish, self._swap = script(FINISH), script(SWAP)
         self._register, self._prune = script(REGISTER), script(PRUNE)
+        self.notices = TicketNotices(redis)
+        # Set when a ticket enters a queue here: the matcher looks at once.
+        self._enqueued = asyncio.Event()
+        self._starting = asyncio.Semaphore(STARTING_AT_ONCE)
+        self._registered: dict[str, float] = {}  # queue hash → when this replica registered it
 
     # -- tickets ------------------------------------------------------------------
 
@@ -294,6 +317,8 @@ class Matchmaking:
                 ],
             )
             created = True
+            if not party:
+                self._enqueued.set()
         finally:
             if not created:
                 await self._release_players(ticket_id, [user.user_id])
@@ -343,6 +368,7 @@ class Matchmaking:
                     ],
                 )
             )
+            self._enqueued.set()
         finally:
             if not joined:
                 await self._release_players(ticket_id, [user.user_id])
@@ -364,6 +390,7 @@ class Matchmaking:
         )
         if outcome == "closed":
             await self._after_close(ticket_id)
+            await self.notices.publish([ticket_id])
         elif outcome in (FORMING, MATCHED):
             raise conflict("already_matched", "a table has been formed for this ticket")
 
@@ -378,14 +405,22 @@ class Matchmaking:
         not empty when the table was filled with CPUs) or ``{"closed":
         {"state", "reason"}}``. Raises Refused (404, 403) before the first item. Stop
         iterating when the client goes away: the ticket is then dropped at
-        once (a waiting ticket nobody follows must not be seated)."""
-        poll = min(0.5, self.settings.heartbeat_seconds / 4)
+        once (a waiting ticket nobody follows must not be seated).
+
+        Pushed, not polled: a notice (``notices.py``) wakes the follower
+        when its ticket closes; otherwise it reads the ticket (refreshing
+        its heartbeat, and for the queue position) every quarter heartbeat.
+        A follower that comes after the match reads it from the record."""
+        every = self.settings.heartbeat_seconds / 4
         last: dict[str, Any] | None = None
         settled = False
+        wake = self.notices.watch(ticket_id)
         try:
+            await self.notices.ready()
             while True:
                 if cancel_requested():  # never refresh for a client that is gone
                     raise asyncio.CancelledError
+                wake.clear()  # before the read: a notice after it wakes the wait below
                 status = await self.status(ticket_id, user.user_id, refresh=True)
                 ticket = status.ticket
                 if ticket.state == MATCHED:
@@ -404,8 +439,10 @@ class Matchmaking:
                 if update != last:
                     yield {"queue": update}
                     last = update
-                await asyncio.sleep(poll)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(wake.wait(), every * random.uniform(0.9, 1.0))
         finally:
+            self.notices.unwatch(ticket_id, wake)
             if not settled:
                 await asyncio.shield(self._abandon(ticket_id, user.user_id))
 
@@ -429,6 +466,7 @@ class Matchmaking:
             )
             if outcome == "closed":
                 await self._after_close(ticket_id)
+                await self.notices.publish([ticket_id])  # the member's other followers
 
     async def status(self, ticket_id: str, user_id: str, refresh: bool) -> Status:
         if len(ticket_id) != TICKET_ID_LENGTH or any(c not in "0123456789abcdef" for c in ticket_id):
@@ -494,9 +532,14 @@ class Matchmaking:
 
     async def _register_queue(self, queue: Queue, now: float) -> None:
         """Make sure matchers visit the queue (before a ticket enters it)."""
+        if now - self._registered.get(queue.hash, -REGISTERED_SECONDS) < REGISTERED_SECONDS:
+            return
         await self._register(
             keys=[keys.MM_QUEUES, keys.MM_SPECS], args=[queue.hash, orjson.dumps(queue.spec()), now]
         )
+        if len(self._registered) >= 1000:  # many option sets: forget the stale ones
+            self._registered = {q: t for q, t in self._registered.items() if now - t < REGISTERED_SECONDS}
+        self._registered[queue.hash] = now
 
     async def _release_players(self, ticket_id: str, user_ids: Sequence[str]) -> None:
         for user_id in user_ids:
@@ -514,16 +557,35 @@ class Matchmaking:
     # -- the matcher ------------------------------------------------------------------
 
     async def run(self) -> None:
-        """Every replica runs this: cycle over every queue until cancelled."""
-        while not cancel_requested():
-            try:
-                await self.cycle()
-            except Exception:  # a Redis or service hiccup must not stop matchmaking
-                if cancel_requested():
-                    break
-                log.exception("matchmaking cycle failed")
-            # A little jitter so replicas do not contend for leases in lockstep.
-            await asyncio.sleep(self.settings.cycle_seconds * random.uniform(0.9, 1.1))
+        """Every replica runs this: cycle over every queue until cancelled.
+        A cycle that formed tables is followed by another at once (a burst
+        is worked as fast as tables start); otherwise the next comes after
+        ``cycle_seconds``, or sooner when a ticket enters a queue here."""
+        loop = asyncio.get_running_loop()
+        try:
+            while not cancel_requested():
+                formed = 0
+                started = loop.time()
+                self._enqueued.clear()
+                try:
+                    formed = await self.cycle()
+                except Exception:  # a Redis or service hiccup must not stop matchmaking
+                    if cancel_requested():
+                        break
+                    log.exception("matchmaking cycle failed")
+                if formed:
+                    await asyncio.sleep(0)
+                    continue
+                # A little jitter so replicas do not contend for leases in lockstep.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(
+                        self._enqueued.wait(), self.settings.cycle_seconds * random.uniform(0.9, 1.1)
+                    )
+                    # Woken by a ticket: a visit of every queue per ticket queued is
+                    # too many in a stream of them; the ones queued meanwhile wait here.
+                    await asyncio.sleep(max(0.0, started + MIN_VISIT_GAP_SECONDS - loop.time()))
+        finally:
+            await self.notices.close()
 
     async def cycle(self) -> int:
         """One pass over every queue; returns how many tables this replica formed."""
@@ -580,6 +642,7 @@ class Matchmaking:
             )
             if outcome == "closed":
                 await self._after_close(ticket_id)
+                await self.notices.publish([ticket_id])
             elif outcome != "alive":  # the ticket is gone or closed: its entries are litter
                 await self.redis.zrem(queue.key("alive"), *entries)
 
@@ -617,33 +680,46 @@ class Matchmaking:
             members = members_of[ticket_id]
             rating = statistics.fmean(float(m["rating"]) for m in members)
             waiting.append(Waiting(ticket_id, tuple(m["user_id"] for m in members), rating, enqueued_at))
-        fmt = self.format(queue)
-        taken = []
-        for formation in form_tables(waiting, fmt, self.settings, now, queue.ranked):
-            plan = _plan(queue, formation, members_of, enqueued, now)
-            ticket_ids = list(plan["tickets"])
-            pairs = [x for t in ticket_ids for x in (t, orjson.dumps(plan["tickets"][t]["seats"]))]
-            cpu_seats = orjson.dumps(list(formation.cpu_seats))
-            if await self._take(
-                keys=[
-                    queue.key("waiting"),
-                    queue.key("alive"),
-                    queue.key("forming"),
-                    queue.key("plans"),
-                    *map(keys.mm_ticket, ticket_ids),
-                ],
-                args=[
-                    plan["table_id"],
-                    orjson.dumps(plan),
-                    now,
-                    now + FORMING_CLAIM_SECONDS,
-                    cpu_seats,
-                    *pairs,
-                ],
-            ):
-                taken.append(plan)
-        # The tickets are ours now; start the tables side by side.
-        return sum(await asyncio.gather(*(self._complete(queue, plan) for plan in taken)))
+        names = {m["user_id"]: m["name"] for members in members_of.values() for m in members}
+        plans = [
+            _plan(queue, formation, names, enqueued, now)
+            for formation in form_tables(waiting, self.format(queue), self.settings, now, queue.ranked)
+        ]
+        # Taken a batch at a time; each batch's tables start while the next is taken.
+        starting: list[asyncio.Task[int]] = []
+        try:
+            for first in range(0, len(plans), TAKE_BATCH):
+                batch = plans[first : first + TAKE_BATCH]
+                for plan, taken in zip(batch, await self._take_batch(queue, batch, now), strict=True):
+                    if taken:
+                        starting.append(asyncio.create_task(self._start_bounded(queue, plan)))
+        finally:
+            # Even if a later take failed: the tables taken are started (or
+            # left for a matcher to resume once their claim runs out).
+            outcomes = await asyncio.gather(*starting, return_exceptions=True)
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                log.error("starting a taken table failed; a matcher will resume it", exc_info=outcome)
+        return sum(outcome for outcome in outcomes if isinstance(outcome, int))
+
+    async def _take_batch(self, queue: Queue, plans: list[dict[str, Any]], now: float) -> list[bool]:
+        """The take script over ``plans``: which tables it took."""
+        ticket_keys: list[str] = []
+        args: list[Any] = [now, now + FORMING_CLAIM_SECONDS]
+        for plan in plans:
+            tickets: dict[str, dict[str, Any]] = plan["tickets"]
+            cpu_seats = [seat for seat, player in enumerate(plan["players"]) if player.get("cpu")]
+            args += [plan["table_id"], orjson.dumps(plan), orjson.dumps(cpu_seats), len(tickets)]
+            for ticket_id, ticket in tickets.items():
+                ticket_keys.append(keys.mm_ticket(ticket_id))
+                args += [4 + len(ticket_keys), ticket_id, orjson.dumps(ticket["seats"])]
+        queue_keys = [queue.key(name) for name in ("waiting", "alive", "forming", "plans")]
+        taken = await self._take(keys=[*queue_keys, *ticket_keys], args=args)
+        return [bool(t) for t in taken]
+
+    async def _start_bounded(self, queue: Queue, plan: dict[str, Any]) -> int:
+        async with self._starting:
+            return await self._complete(queue, plan)
 
     async def _complete(self, queue: Queue, plan: dict[str, Any]) -> int:
         """Create and start a taken table, then close its formation. Returns 1
@@ -692,6 +768,7 @@ class Matchmaking:
         )
         if not finished:
             return False  # another replica closed it
+        await self.notices.publish(tickets)
         for ticket_id, ticket in tickets.items():
             await self._release_players(ticket_id, list(ticket["seats"]))
         if state == MATCHED:
@@ -715,12 +792,12 @@ def _require_account(user: Identity, queue: Queue) -> None:
 def _plan(
     queue: Queue,
     formation: Formation,
-    members_of: Mapping[str, list[dict[str, Any]]],
+    names: Mapping[str, str],
     enqueued: Mapping[str, float],
     now: float,
 ) -> dict[str, Any]:
-    """Everything needed to start a formed table, for whichever replica does."""
-    names = {m["user_id"]: m["name"] for members in members_of.values() for m in members}
+    """Everything needed to start a formed table, for whichever replica does
+    (``names``: user id → name, of every waiting member)."""
     players: list[dict[str, Any]] = []
     tickets: dict[str, dict[str, Any]] = {}
     for seat, who in enumerate(formation.seats):

@@ -42,6 +42,11 @@ CPU_TABLE_SEATS = 4
 # Fixed-size tables are found by a small search (a party needs a team's two
 # seats); this caps its work per anchor ticket on pathological queues.
 SEARCH_BUDGET = 5000
+# Casual queues: an anchor looks for table-mates among this many waiting
+# tickets first (in queue order), and among all only if none of those make a
+# table. Far more than a table needs; it keeps a burst of thousands linear
+# (every anchor scanning the whole queue made 5,000 tickets cost seconds).
+CASUAL_CANDIDATES = 64
 
 Seat = tuple[str, str] | None  # (ticket id, user id), or None for a CPU
 
@@ -159,20 +164,40 @@ def form_tables(
         return not ranked or abs(a.rating - b.rating) <= min(windows[a.ticket_id], windows[b.ticket_id])
 
     taken: set[str] = set()
+    passed: list[Waiting] = []  # anchors that formed nothing: still candidates for later ones
     formed: list[Formation] = []
-    for anchor in queue:
+
+    def candidates(index: int, limit: int | None) -> list[Waiting]:
+        """Untaken tickets compatible with the anchor, in queue order."""
+        anchor, found = queue[index], []
+        later = (queue[j] for j in range(index + 1, len(queue)))
+        for ticket in itertools.chain(passed, later):
+            if ticket.ticket_id not in taken and compatible(anchor, ticket):
+                found.append(ticket)
+                if limit is not None and len(found) >= limit:
+                    break
+        return found
+
+    for index, anchor in enumerate(queue):
         if anchor.ticket_id in taken:
             continue
-        others = [t for t in queue if t.ticket_id not in taken and t is not anchor and compatible(anchor, t)]
-        if ranked:  # closest ratings first, then the longest waiting
-            others.sort(key=lambda t: (abs(t.rating - anchor.rating), t.enqueued_at, t.ticket_id))
         waited = now - anchor.enqueued_at
-        group = _group(anchor, others, fmt, compatible, waited >= settings.fill_wait_seconds)
+        if ranked:  # all of them: closest ratings first, then the longest waiting
+            others = candidates(index, None)
+            others.sort(key=lambda t: (abs(t.rating - anchor.rating), t.enqueued_at, t.ticket_id))
+            group = _group(anchor, others, fmt, compatible, waited >= settings.fill_wait_seconds)
+        else:
+            others = candidates(index, CASUAL_CANDIDATES)
+            group = _group(anchor, others, fmt, compatible, waited >= settings.fill_wait_seconds)
+            if group is None and len(others) == CASUAL_CANDIDATES:
+                others = candidates(index, None)
+                group = _group(anchor, others, fmt, compatible, waited >= settings.fill_wait_seconds)
         if group is not None:
             formation = _seat(group, fmt, ranked)
         elif fmt.cpu_table and not ranked and settings.bot_fill and waited >= settings.cpu_wait_seconds:
             formation = _with_cpus(anchor, others, fmt, compatible)
         else:
+            passed.append(anchor)
             continue
         taken.update(formation.ticket_ids)
         formed.append(formation)

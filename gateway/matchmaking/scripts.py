@@ -62,34 +62,49 @@ redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return 'closed'
 """
 
-# All or nothing: every ticket still waiting with every member alive, or
-# nothing changes. KEYS: waiting, alive, forming, plans, ticket 1..n.
-# ARGV: table id, plan, now, claim until, CPU seats (JSON list, the same for
-# every ticket: bot fill), then (ticket id, seats) per ticket.
+# Tables taken, each all or nothing: a table's tickets all still waiting with
+# every member alive, or that table changes nothing (the others are judged
+# on their own, after the tables before them in the call). KEYS: waiting,
+# alive, forming, plans, ticket 1..n. ARGV: now, claim until, then per
+# table: table id, plan, CPU seats (JSON list, the same for every ticket:
+# bot fill), its ticket count c, then c times (the ticket's KEYS index,
+# ticket id, seats). Returns one 1 (taken) or 0 per table, in order.
 TAKE = """
-local now = tonumber(ARGV[3])
-for k = 5, #KEYS do
-  local id = ARGV[2 * k - 4]
-  if redis.call('HGET', KEYS[k], 'state') ~= 'waiting' or not redis.call('ZSCORE', KEYS[1], id) then
-    return 0
+local now = tonumber(ARGV[1])
+local taken = {}
+local i = 3
+while i <= #ARGV do
+  local table_id, plan, cpu, count = ARGV[i], ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 3])
+  local first = i + 4
+  local ok = true
+  for j = 0, count - 1 do
+    local k, id = tonumber(ARGV[first + 3 * j]), ARGV[first + 3 * j + 1]
+    if redis.call('HGET', KEYS[k], 'state') ~= 'waiting' or not redis.call('ZSCORE', KEYS[1], id) then
+      ok = false
+      break
+    end
+    for _, m in ipairs(cjson.decode(redis.call('HGET', KEYS[k], 'members'))) do
+      local until_ = redis.call('ZSCORE', KEYS[2], id .. '|' .. m.user_id)
+      if (not until_) or tonumber(until_) < now then ok = false end
+    end
+    if not ok then break end
   end
-  for _, m in ipairs(cjson.decode(redis.call('HGET', KEYS[k], 'members'))) do
-    local until_ = redis.call('ZSCORE', KEYS[2], id .. '|' .. m.user_id)
-    if (not until_) or tonumber(until_) < now then return 0 end
+  if ok then
+    for j = 0, count - 1 do
+      local k, id, seats = tonumber(ARGV[first + 3 * j]), ARGV[first + 3 * j + 1], ARGV[first + 3 * j + 2]
+      redis.call('ZREM', KEYS[1], id)
+      for _, m in ipairs(cjson.decode(redis.call('HGET', KEYS[k], 'members'))) do
+        redis.call('ZREM', KEYS[2], id .. '|' .. m.user_id)
+      end
+      redis.call('HSET', KEYS[k], 'state', 'forming', 'table', table_id, 'seats', seats, 'cpu_seats', cpu)
+    end
+    redis.call('ZADD', KEYS[3], ARGV[2], table_id)
+    redis.call('HSET', KEYS[4], table_id, plan)
   end
+  taken[#taken + 1] = ok and 1 or 0
+  i = first + 3 * count
 end
-for k = 5, #KEYS do
-  local id = ARGV[2 * k - 4]
-  redis.call('ZREM', KEYS[1], id)
-  for _, m in ipairs(cjson.decode(redis.call('HGET', KEYS[k], 'members'))) do
-    redis.call('ZREM', KEYS[2], id .. '|' .. m.user_id)
-  end
-  redis.call('HSET', KEYS[k], 'state', 'forming', 'table', ARGV[1], 'seats', ARGV[2 * k - 3],
-    'cpu_seats', ARGV[5])
-end
-redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
-redis.call('HSET', KEYS[4], ARGV[1], ARGV[2])
-return 1
+return taken
 """
 
 # Take over a formation whose owner's claim ran out. KEYS: forming, plans.

@@ -128,6 +128,7 @@ def rate(limit: str, subject: str, window: int) -> str:
 # -- matchmaking (see gateway/matchmaking/queues.py) -------------------------------
 
 MM_QUEUES, MM_SPECS = "{mm}:queues", "{mm}:specs"  # the queues matchers visit, and their specs
+MM_NOTICES = "mm:notices"  # pub/sub channel: ids of tickets just closed (gateway/matchmaking/notices.py)
 
 
 def mm_queue(queue_hash: str, name: str) -> str:

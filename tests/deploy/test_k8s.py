@@ -905,7 +905,8 @@ def test_dockerfile_slim_base_non_root_healthcheck_and_stubs_built_inside() -> N
     assert any(c[0] == f"--from={web.name}" and c[-1] == "/app/web" for c in copies)
     assert any(c[-1] == "/app/docs/rules/" for c in copies)
     assert "WEB_DIR=/app/web" in " ".join(final.all("ENV"))
-    assert dockerignored("clients/web/node_modules/x/index.js") and not dockerignored("clients/web/src/app/main.ts")
+    assert dockerignored("clients/web/node_modules/x/index.js")
+    assert not dockerignored("clients/web/src/app/main.ts")
 
     # One image, the component chosen by the command: python -m <module>.
     assert exec_form(final.all("ENTRYPOINT")[0]) == ["python", "-m"]

@@ -138,10 +138,15 @@ async def follow(
 
 async def metric(stack: Stack, name: str, **labels: str) -> float:
     """A counter's value, summed over both replicas."""
+    return await metric_of([stack.gateway(0), stack.gateway(1)], name, **labels)
+
+
+async def metric_of(gateways: list[str], name: str, **labels: str) -> float:
+    """A counter's value, summed over these gateways."""
     total = 0.0
     async with httpx.AsyncClient(timeout=5) as http:
-        for replica in (0, 1):
-            text = (await http.get(stack.gateway(replica) + "/metrics")).text
+        for gateway in gateways:
+            text = (await http.get(gateway + "/metrics")).text
             for line in text.splitlines():
                 match = re.fullmatch(rf"{name}\{{(.*)\}} (\S+)", line)
                 if match and all(f'{k}="{v}"' in match.group(1) for k, v in labels.items()):
@@ -341,8 +346,13 @@ async def test_a_ticket_whose_connection_is_gone_is_dropped(replicas: Any, redis
         return bool((found["state"], found["reason"]) == ("dropped", "connection_lost"))
 
     # Its only follower left: dropped at once (was: after the heartbeat ran out).
-    await until(lambda: dropped(ana, made["id"]), timeout=CYCLE + 0.3, every=0.02)
-    assert await redis.get(keys.mm_player(ana.user_id)) is None
+    # (Well within HEARTBEAT, which would have dropped it the old way.)
+    await until(lambda: dropped(ana, made["id"]), timeout=CYCLE + 0.5, every=0.02)
+
+    async def unlocked() -> bool:  # the player's lock goes right after the drop, a step later
+        return await redis.get(keys.mm_player(ana.user_id)) is None
+
+    await until(unlocked, timeout=5)
     # A ticket nobody ever follows is dropped after the grace period.
     never = await queue(bia, "nim", options)
     await asyncio.sleep(GRACE - 0.5)
@@ -396,6 +406,45 @@ async def test_a_ticket_whose_socket_closes_right_away_is_never_seated(
     assert (found["state"], found["table_id"]) == ("dropped", "") and "seat" not in found
     await cancel(bia, bia_ticket["id"])
     assert (await bia_follows)[-1] == {"closed": {"state": "cancelled", "reason": "cancelled"}}
+
+
+async def test_a_ticket_taken_while_nobody_follows_it_tells_its_player_later(
+    replicas: Any, redis: Redis
+) -> None:
+    """The take checks heartbeats, not sockets: a table may take a ticket
+    whose follower has not come yet (within the grace period) or whose socket
+    dropped after the take. The player still learns the table: the ticket
+    keeps it and the seat, for a ``GET`` and for a follower that comes later;
+    a follower that leaves after the take changes nothing."""
+    a, b = replicas
+    duel = {"mode": "DUEL"}
+    ana, bia = await guest(a, "ana"), await guest(b, "bia")
+    made = await asyncio.gather(queue(ana, "bozo", duel), queue(bia, "bozo", duel))
+    pairs = list(zip((ana, bia), (t["id"] for t in made), strict=True))
+
+    async def both_matched() -> bool:
+        return all([(await ticket(p, t))["state"] == "matched" for p, t in pairs])
+
+    await until(both_matched)  # nobody followed: seated within the grace period
+    found = [await ticket(p, t) for p, t in pairs]
+    (table_id,) = {f["table_id"] for f in found}
+    seats = {p.user_id: f["seat"] for (p, _), f in zip(pairs, found, strict=True)}
+    assert sorted(seats.values()) == [0, 1] and all(f["cpu_seats"] == [] for f in found)
+    await check_table(ana, table_id, seats)
+    for player, _ in pairs:
+        assert await redis.get(keys.mm_player(player.user_id)) is None
+    # Bia follows late, on the other replica: the match at once, then the end.
+    bia_hears = await follow(elsewhere(bia, a, b), pairs[1][1])
+    assert bia_hears == [{"matched": {"table_id": table_id, "seat": seats[bia.user_id], "cpu_seats": []}}]
+    # Ana's socket says hello and drops: her seat stays hers, and she can still learn it.
+    async with websockets.connect(ticket_url(ana, pairs[0][1])) as ws:
+        await ws.send(json.dumps({"token": ana.token}))
+    await asyncio.sleep(3 * CYCLE)
+    again = await ticket(ana, pairs[0][1])
+    assert (again["state"], again["table_id"], again["seat"]) == ("matched", table_id, seats[ana.user_id])
+    ana_hears = await follow(ana, pairs[0][1])
+    assert ana_hears == [{"matched": {"table_id": table_id, "seat": seats[ana.user_id], "cpu_seats": []}}]
+    await check_table(ana, table_id, seats)
 
 
 # -- parties ------------------------------------------------------------------------------

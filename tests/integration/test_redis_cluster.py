@@ -27,6 +27,7 @@ from services.kit import keys
 from tests.integration.grpc_client import bearer, feed_events, feed_snapshots, follow_table, pack, unpack
 from tests.integration.http_client import ACTIVE, FINISHED, Player, register
 from tests.integration.social_client import SocialFeed, lobby_feed, next_chat
+from tests.integration.test_matchmaking import follow, guest, queue
 from tests.integration.waiting import until
 from tools.redis_cluster import RedisCluster
 from tools.stack import Stack
@@ -271,3 +272,19 @@ async def test_friends_and_chat_on_a_cluster(cluster_stack: Stack, client: Clust
             assert (await next_chat(bia_feed))[0] == chat
         finally:
             await bia_feed.__aexit__()
+
+
+async def test_matchmaking_on_a_cluster_seats_a_duel_and_tells_both_followers(cluster_stack: Stack) -> None:
+    """The take runs in its queue's slot; the notice that the ticket closed
+    crosses nodes (classic pub/sub) to each follower's subscription."""
+    async with httpx.AsyncClient(base_url=cluster_stack.gateway(), timeout=30) as http:
+        ana, bia = await guest(http, "ana"), await guest(http, "bia")
+        made = [await queue(p, "bozo", {"mode": "DUEL"}) for p in (ana, bia)]
+        finals = await asyncio.gather(*(follow(p, t["id"]) for p, t in zip((ana, bia), made, strict=True)))
+        matched = [f[-1]["matched"] for f in finals]
+        assert matched[0]["table_id"] == matched[1]["table_id"]
+        assert sorted(m["seat"] for m in matched) == [0, 1]
+        table = await ana.table(matched[0]["table_id"])
+        assert [p["user_id"] for p in table["players"]] == [
+            (ana if matched[0]["seat"] == s else bia).user_id for s in (0, 1)
+        ]

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from rodada.common.v1 import match_pb2
 
 from gateway.matchmaking.rules import (
+    CASUAL_CANDIDATES,
     Format,
     Formation,
     Waiting,
@@ -343,3 +344,26 @@ def test_every_formation_is_legal(
                 for b in chosen:
                     windows = [rating_window(RULES, t.enqueued_at, now) for t in (a, b)]
                     assert abs(a.rating - b.rating) <= min(windows)
+
+
+# -- a burst ------------------------------------------------------------------------
+
+
+def test_a_burst_of_thousands_pairs_everyone_in_queue_order() -> None:
+    burst = [solo(f"p{i:04d}", at=i / 1000) for i in range(5000)]
+    tables = form(burst, DUEL, now=10)
+    assert tables == [[f"p{i:04d}", f"p{i + 1:04d}"] for i in range(0, 5000, 2)]
+
+
+def test_an_anchor_looks_past_its_first_candidates_when_they_make_no_table() -> None:
+    """A solo ahead of more parties than the first look covers still gets the
+    solo behind them as its table's fourth (the parties then pair up)."""
+    lone = solo("lone", at=0)
+    parties = [party(f"a{i}", f"b{i}", at=1 + i) for i in range(CASUAL_CANDIDATES + 2)]
+    late = solo("late", at=1000)
+    tables = form([lone, *parties, late], DUPLAS, now=2000)
+    assert sorted(p or "" for p in tables[0]) == sorted(["lone", "a0", "b0", "late"])
+    rest = [sorted(p or "" for p in t) for t in tables[1:]]
+    assert rest == [
+        sorted([f"a{i}", f"b{i}", f"a{i + 1}", f"b{i + 1}"]) for i in range(1, len(parties) - 1, 2)
+    ]
