@@ -359,7 +359,9 @@ def test_an_anchor_looks_past_its_first_candidates_when_they_make_no_table() -> 
     """A solo ahead of more parties than the first look covers still gets the
     solo behind them as its table's fourth (the parties then pair up)."""
     lone = solo("lone", at=0)
-    parties = [party(f"a{i}", f"b{i}", at=1 + i) for i in range(CASUAL_CANDIDATES + 2)]
+    # An odd number of parties: one joins the solos, the rest pair up evenly
+    # (a party left over would get a table with CPU partners after this wait).
+    parties = [party(f"a{i}", f"b{i}", at=1 + i) for i in range(CASUAL_CANDIDATES + 3)]
     late = solo("late", at=1000)
     tables = form([lone, *parties, late], DUPLAS, now=2000)
     assert sorted(p or "" for p in tables[0]) == sorted(["lone", "a0", "b0", "late"])
