@@ -37,6 +37,7 @@ from gateway.games import Games
 from gateway.matches import Caller, MatchClient
 from gateway.social import keys as social_keys
 from gateway.tables import PLAYING, Tables
+from services.kit import keys
 from services.kit.errors import Refused, invalid
 from services.kit.feeds import FeedHub, Item, Viewer
 from services.kit.store import MatchStore, RedisClient
@@ -45,18 +46,6 @@ log = logging.getLogger("rodada.gateway.feeds")
 
 REFRESH_SECONDS = 20.0
 EXPIRY_SECONDS = 60.0
-
-
-def _feeds_key(user_id: str) -> str:
-    return f"{{u:{user_id}}}:feeds"
-
-
-def _at_key(user_id: str, table_id: str) -> str:
-    return f"{{u:{user_id}}}:at:{table_id}"
-
-
-def _gone_key(user_id: str, table_id: str) -> str:
-    return f"{{u:{user_id}}}:gone:{table_id}"
 
 
 # KEYS: feeds, at (or a dummy when not seated), gone, the user's blocked set,
@@ -127,9 +116,9 @@ class Connections:
         now = time.time()
         reply = await self._open(
             keys=[
-                _feeds_key(user_id),
-                _at_key(user_id, table_id),
-                _gone_key(user_id, table_id),
+                keys.feeds(user_id),
+                keys.feeds_at(user_id, table_id),
+                keys.feeds_gone(user_id, table_id),
                 social_keys.blocked(user_id),
                 social_keys.at_table(user_id),
             ],
@@ -162,9 +151,9 @@ class Connections:
             return False
         reply = await self._close(
             keys=[
-                _feeds_key(held.user_id),
-                _at_key(held.user_id, held.table_id),
-                _gone_key(held.user_id, held.table_id),
+                keys.feeds(held.user_id),
+                keys.feeds_at(held.user_id, held.table_id),
+                keys.feeds_gone(held.user_id, held.table_id),
             ],
             args=[connection, time.time(), "1" if held.seated else "0", "1" if tell else "0"],
         )
@@ -175,7 +164,7 @@ class Connections:
         now = time.time()
         pipe = self.redis.pipeline(transaction=False)  # the keys sit in different users' slots
         for user in user_ids:
-            pipe.zcount(_at_key(user, table_id), now, "+inf")
+            pipe.zcount(keys.feeds_at(user, table_id), now, "+inf")
         counts = await pipe.execute()
         return [user for user, count in zip(user_ids, counts, strict=True) if int(count)]
 
@@ -188,11 +177,11 @@ class Connections:
             expires = time.time() + EXPIRY_SECONDS
             pipe = self.redis.pipeline(transaction=False)
             for connection, held in list(self._mine.items()):
-                pipe.zadd(_feeds_key(held.user_id), {connection: expires}, xx=True)
-                pipe.pexpireat(_feeds_key(held.user_id), int(expires * 1000))
+                pipe.zadd(keys.feeds(held.user_id), {connection: expires}, xx=True)
+                pipe.pexpireat(keys.feeds(held.user_id), int(expires * 1000))
                 if held.seated:
-                    pipe.zadd(_at_key(held.user_id, held.table_id), {connection: expires}, xx=True)
-                    pipe.pexpireat(_at_key(held.user_id, held.table_id), int(expires * 1000))
+                    pipe.zadd(keys.feeds_at(held.user_id, held.table_id), {connection: expires}, xx=True)
+                    pipe.pexpireat(keys.feeds_at(held.user_id, held.table_id), int(expires * 1000))
                     pipe.set(social_keys.at_table(held.user_id), held.table_id, ex=int(EXPIRY_SECONDS))
             with contextlib.suppress(Exception):  # a Redis hiccup: the next cycle refreshes
                 await pipe.execute()

@@ -16,7 +16,6 @@ from typing import Any, cast
 
 from rodada.platform.v1 import social_pb2
 
-from gateway.feeds import _feeds_key  # the feeds' registry of open connections, read for presence
 from gateway.social import keys
 from gateway.social.feed import SocialFeeds
 from gateway.tables import OPEN, Tables
@@ -215,7 +214,7 @@ class Friends:
         now = time.time()
         pipe = self.redis.pipeline(transaction=False)
         for friend in friends:
-            pipe.zcount(_feeds_key(friend.user_id), now, "+inf")
+            pipe.zcount(kit_keys.feeds(friend.user_id), now, "+inf")  # the feeds' registry: presence
             pipe.get(keys.at_table(friend.user_id))
         replies = await pipe.execute()
         for friend, count, table_id in zip(friends, replies[::2], replies[1::2], strict=True):

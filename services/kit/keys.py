@@ -117,8 +117,19 @@ def presence(match_id: str, user_id: str) -> str:
 
 
 def feeds(user_id: str) -> str:
-    """Sorted set: a user's open feeds on every replica, scored by expiry."""
-    return f"feeds:{user_id}"
+    """Sorted set: a user's open feeds on every replica, scored by expiry
+    (in the user's slot, with the user's other keys)."""
+    return f"{{u:{user_id}}}:feeds"
+
+
+def feeds_at(user_id: str, table_id: str) -> str:
+    """Sorted set: the user's open feeds of one table, scored by expiry."""
+    return f"{{u:{user_id}}}:at:{table_id}"
+
+
+def feeds_gone(user_id: str, table_id: str) -> str:
+    """String: the table was told the user left (their last feed of it closed)."""
+    return f"{{u:{user_id}}}:gone:{table_id}"
 
 
 def rate(limit: str, subject: str, window: int) -> str:
