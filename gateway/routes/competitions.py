@@ -13,7 +13,7 @@ from gateway.competitions import trophies
 from gateway.competitions.tournaments import FORMATS, STATUSES
 from gateway.deps import CallerDep, JsonRoute, PlatformDep, message_json
 from gateway.openapi import returns
-from gateway.routes.feeds import _serve as serve_socket
+from gateway.routes.feeds import serve_feed
 from services.kit.errors import invalid
 
 router = APIRouter(prefix="/v1", tags=["competitions"], route_class=JsonRoute)
@@ -110,7 +110,7 @@ async def follow_tournament(websocket: WebSocket, tournament_id: str) -> None:
             await updates.aclose()
         await socket.finish("tournament_over")
 
-    await serve_socket(websocket, body)
+    await serve_feed(websocket, body)
 
 
 @router.post(

@@ -27,7 +27,7 @@ from services.kit.errors import Refused, invalid, unauthenticated
 router = APIRouter(tags=["feeds"])
 
 
-class _Socket:
+class FeedSocket:
     """One WebSocket: the hello, a reader that answers pings and notices the
     client leaving, and sends serialised by a lock (the reader sends pongs)."""
 
@@ -86,11 +86,11 @@ class _Socket:
             await self.websocket.close(CLOSE_FINISHED, reason)
 
 
-async def _serve(websocket: WebSocket, body: Any) -> None:
+async def serve_feed(websocket: WebSocket, body: Any) -> None:
     """Accept, count, run ``body(socket, platform)``; a client that leaves is no error."""
     await websocket.accept()
     metrics.WS_CONNECTIONS.inc()
-    socket = _Socket(websocket)
+    socket = FeedSocket(websocket)
     try:
         await body(socket, websocket.app.state.platform)
     except Refused as refusal:
@@ -108,7 +108,7 @@ async def ticket_feed(websocket: WebSocket, ticket_id: str) -> None:
     ``{"matched": {"table_id", "seat", "cpu_seats"}}`` (``cpu_seats`` not
     empty: bot fill) or ``{"closed": {"state", "reason"}}`` before the end."""
 
-    async def body(socket: _Socket, p: Platform) -> None:
+    async def body(socket: FeedSocket, p: Platform) -> None:
         caller, _ = await socket.hello(p)
         updates = p.matchmaking.follow(ticket_id, caller.identity)
         try:
@@ -119,4 +119,4 @@ async def ticket_feed(websocket: WebSocket, ticket_id: str) -> None:
             await updates.aclose()
         await socket.finish("ticket_closed")
 
-    await _serve(websocket, body)
+    await serve_feed(websocket, body)

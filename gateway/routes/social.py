@@ -16,7 +16,7 @@ from rodada.platform.v1 import social_pb2
 from gateway.deps import CallerDep, JsonRoute, PlatformDep, message_json
 from gateway.openapi import returns
 from gateway.platform import Platform
-from gateway.routes.feeds import _serve, _Socket
+from gateway.routes.feeds import FeedSocket, serve_feed
 from services.kit.errors import invalid
 
 router = APIRouter(prefix="/v1", tags=["social"], route_class=JsonRoute)
@@ -155,7 +155,7 @@ async def social_feed(websocket: WebSocket) -> None:
     ``{"event": SocialEvent}`` for each event after ``after_id`` still
     kept and each new one; ``{"ping": x}`` answered ``{"pong": x}``."""
 
-    async def body(socket: _Socket, p: Platform) -> None:
+    async def body(socket: FeedSocket, p: Platform) -> None:
         caller, hello = await socket.hello(p)
         after = hello.get("after_id", "")
         if not isinstance(after, str):
@@ -171,4 +171,4 @@ async def social_feed(websocket: WebSocket) -> None:
         finally:
             await close()
 
-    await _serve(websocket, body)
+    await serve_feed(websocket, body)

@@ -35,7 +35,7 @@ from gateway.sessions import Sessions
 from gateway.settings import GatewaySettings
 from gateway.social import keys
 from gateway.social.feed import SocialFeeds
-from gateway.social.friends import Friends, _require_account, seat_of
+from gateway.social.friends import Friends, require_account, seat_of
 from gateway.tables import PLAYING, Tables
 from services.kit.errors import Refused, conflict, invalid, not_found, permission_denied
 from services.kit.feeds import Item
@@ -116,7 +116,7 @@ class Chat:
 
     async def send_private(self, me: Identity, user_id: str, text: str) -> social_pb2.ChatMessage:
         with _counted(PRIVATE):
-            _require_account(me)
+            require_account(me)
             text = self._text(text)
             if await self.friends.blocked_between(me.user_id, user_id):
                 raise permission_denied("blocked", "one of you blocked the other")
@@ -190,7 +190,7 @@ class Chat:
         return messages
 
     async def private_history(self, me: Identity, user_id: str, limit: int) -> list[social_pb2.ChatMessage]:
-        _require_account(me)
+        require_account(me)
         if not await self.friends.are_friends(me.user_id, user_id):
             raise not_found("not_friends", "you are not friends with that user")
         return await self._read(keys.conversation(me.user_id, user_id), limit, set())

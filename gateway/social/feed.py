@@ -24,7 +24,7 @@ from rodada.platform.v1 import social_pb2
 
 from gateway.social import keys
 from services.kit.errors import Refused, invalid, unavailable
-from services.kit.feeds import _Shard  # the table feeds' pub/sub connection, reused as is
+from services.kit.feeds import Shard  # the table feeds' pub/sub connection, reused as is
 from services.kit.store import RedisClient
 
 # KEYS: stream, channel. ARGV: publish command, maxlen, ttl, event bytes.
@@ -59,7 +59,7 @@ class SocialFeeds:
         self.publish = "PUBLISH"
         self._write = redis.register_script(_WRITE)
         self._followers: dict[str, set[asyncio.Queue[Any]]] = {}
-        self._shards: dict[str, _Shard] = {}
+        self._shards: dict[str, Shard] = {}
         self._closing: Refused | None = None
 
     async def write(self, user_id: str, event: social_pb2.SocialEvent) -> str:
@@ -132,7 +132,7 @@ class SocialFeeds:
                     keys.social_live(user_id), lambda: user_id in self._followers
                 )
 
-    def _shard(self, user_id: str) -> _Shard:
+    def _shard(self, user_id: str) -> Shard:
         sharded = self.publish == "SPUBLISH"
         if isinstance(self.redis, RedisCluster):
             node = self.redis.get_node_from_key(keys.social_live(user_id))
@@ -141,10 +141,10 @@ class SocialFeeds:
             name = f"{node.host}:{node.port}"
             if name not in self._shards:
                 client = Redis(host=node.host, port=int(node.port), socket_keepalive=True)
-                self._shards[name] = _Shard(client, sharded, self._deliver, self._repair)
+                self._shards[name] = Shard(client, sharded, self._deliver, self._repair)
             return self._shards[name]
         if "" not in self._shards:
-            self._shards[""] = _Shard(self.redis, sharded, self._deliver, self._repair)
+            self._shards[""] = Shard(self.redis, sharded, self._deliver, self._repair)
         return self._shards[""]
 
     async def _deliver(self, channel: str, data: bytes) -> None:
@@ -159,7 +159,7 @@ class SocialFeeds:
             elif queue.qsize() == MAX_PENDING:
                 queue.put_nowait(_REPAIR)  # it will read the rest from its stream
 
-    async def _repair(self, shard: _Shard) -> None:
+    async def _repair(self, shard: Shard) -> None:
         for queues in self._followers.values():
             for queue in queues:
                 queue.put_nowait(_REPAIR)

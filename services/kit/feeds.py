@@ -191,7 +191,7 @@ class _Match:
 
     __slots__ = ("last_id", "listeners", "repair", "shard", "subscribed")
 
-    def __init__(self, shard: _Shard) -> None:
+    def __init__(self, shard: Shard) -> None:
         self.listeners: set[Listener] = set()
         self.shard = shard
         self.subscribed: asyncio.Future[None] | None = None
@@ -204,7 +204,7 @@ class FeedHub:
         self.redis = redis
         self.store = store
         self._matches: dict[str, _Match] = {}
-        self._shards: dict[str, _Shard] = {}
+        self._shards: dict[str, Shard] = {}
         self._closing: Refused | None = None
 
     @property
@@ -344,7 +344,7 @@ class FeedHub:
             if entry.subscribed is not None and entry.subscribed.done() and not entry.subscribed.exception():
                 entry.shard.unsubscribe_soon(keys.live(match_id), lambda: match_id in self._matches)
 
-    def _shard(self, match_id: str) -> _Shard:
+    def _shard(self, match_id: str) -> Shard:
         """The pub/sub connection for a match's channel: the one Redis, or in a
         cluster the node that owns the channel's slot."""
         if isinstance(self.redis, RedisCluster):
@@ -354,10 +354,10 @@ class FeedHub:
             name = f"{node.host}:{node.port}"
             if name not in self._shards:
                 client = Redis(host=node.host, port=int(node.port), socket_keepalive=True)
-                self._shards[name] = _Shard(client, self.sharded, self._deliver, self._repair_all)
+                self._shards[name] = Shard(client, self.sharded, self._deliver, self._repair_all)
             return self._shards[name]
         if "" not in self._shards:
-            self._shards[""] = _Shard(self.redis, self.sharded, self._deliver, self._repair_all)
+            self._shards[""] = Shard(self.redis, self.sharded, self._deliver, self._repair_all)
         return self._shards[""]
 
     # -- delivery ---------------------------------------------------------------------
@@ -424,7 +424,7 @@ class FeedHub:
                 break
         entry.last_id = position
 
-    async def _repair_all(self, shard: _Shard) -> None:
+    async def _repair_all(self, shard: Shard) -> None:
         """After a lost connection: every match on it may have missed messages
         — events, which the history has, and snapshots, which it has not (a
         write made while nobody was subscribed published none)."""
@@ -469,7 +469,7 @@ def decode_event(event_id: int, raw: bytes) -> match_pb2.MatchEvent:
     return event
 
 
-class _Shard:
+class Shard:
     """One pub/sub connection and the task that reads it."""
 
     def __init__(
@@ -477,7 +477,7 @@ class _Shard:
         client: RedisClient,
         sharded: bool,
         deliver: Callable[[str, bytes], Awaitable[None]],
-        repair: Callable[[_Shard], Awaitable[None]],
+        repair: Callable[[Shard], Awaitable[None]],
     ) -> None:
         self.pubsub = client.pubsub()
         self.sharded = sharded
