@@ -79,6 +79,7 @@ from google.protobuf import json_format
 from rodada.platform.v1 import platform_pb2
 
 from gateway import metrics
+from gateway.accounts import ROLES
 from gateway.games import Games
 from gateway.matchmaking.notices import TicketNotices
 from gateway.matchmaking.rules import (
@@ -785,7 +786,7 @@ _UPDATE_FIELDS = ("state", "position", "queue_length", "estimated_wait_seconds",
 
 def _require_account(user: Identity, queue: Queue) -> None:
     # A rating needs a lasting identity: guests play casual.
-    if queue.ranked and user.role not in ("user", "admin"):
+    if queue.ranked and user.role not in ROLES:
         raise permission_denied("account_required", "ranked queues are for registered accounts")
 
 

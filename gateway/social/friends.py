@@ -16,6 +16,7 @@ from typing import Any, cast
 
 from rodada.platform.v1 import social_pb2
 
+from gateway.accounts import ROLES  # the roles of an account (a guest has none)
 from gateway.social import keys
 from gateway.social.feed import SocialFeeds
 from gateway.tables import OPEN, Tables
@@ -51,11 +52,11 @@ class Friends:
 
     async def _other(self, me: Identity, user_id: str) -> str:
         """A user the caller may befriend: an account other than the caller's."""
-        _require_account(me)
+        require_account(me)
         if user_id == me.user_id:
             raise conflict("own_user", "that is you")
         found = await self._account(user_id)
-        if found is None or found[1] != "user":
+        if found is None or found[1] not in ROLES:
             raise not_found("user_not_found", f"no user {user_id!r}")
         return user_id
 
@@ -133,7 +134,7 @@ class Friends:
         return friend
 
     async def decline(self, me: Identity, user_id: str) -> None:
-        _require_account(me)
+        require_account(me)
         pipe = self.redis.pipeline(transaction=False)
         pipe.hdel(keys.requests_in(me.user_id), user_id)
         pipe.hdel(keys.requests_out(user_id), me.user_id)
@@ -153,7 +154,7 @@ class Friends:
         return bool(removed)
 
     async def remove(self, me: Identity, user_id: str) -> None:
-        _require_account(me)
+        require_account(me)
         if not await self._unfriend(me.user_id, user_id):
             raise not_found("not_friends", "you are not friends with that user")
         await self._notify(user_id, Notice.FRIEND_NOTICE_KIND_REMOVED, me)
@@ -236,7 +237,7 @@ class Friends:
         """Tell a friend where to sit: an open table's free seat (of the
         caller's team first: Dominó's partner sits opposite), or a private
         table's invite code (host only)."""
-        _require_account(me)
+        require_account(me)
         if not await self.are_friends(me.user_id, user_id):
             raise not_found("not_friends", "you can invite friends only")
         if await self.blocked_between(me.user_id, user_id):
@@ -268,8 +269,8 @@ class Friends:
         return invite
 
 
-def _require_account(me: Identity) -> None:
-    if me.role != "user":
+def require_account(me: Identity) -> None:
+    if me.role not in ROLES:
         raise permission_denied("account_required", "friends and private messages need an account")
 
 
