@@ -17,7 +17,7 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from google.protobuf import descriptor_pb2
 from google.protobuf.descriptor import FieldDescriptor
-from rodada.platform.v1 import platform_pb2
+from rodada.platform.v1 import competitions_pb2, platform_pb2, social_pb2
 
 from gateway.api.http import Binding, bindings
 from gateway.games import Games
@@ -63,6 +63,13 @@ ERRORS = {
     "504": "A game service did not answer in time.",
 }
 ASYNCAPI_URL = "/v1/feeds/asyncapi.json"
+# What the feeds carry: a table's items, a ticket's updates, social events, a tournament.
+FEED_MESSAGES: list[Any] = [
+    platform_pb2.FollowTableResponse,
+    platform_pb2.TicketUpdate,
+    social_pb2.FollowSocialResponse,
+    competitions_pb2.Tournament,
+]
 DESCRIPTORS = Path(platform_pb2.__file__).resolve().parents[3] / "rodada.binpb"
 
 
@@ -81,6 +88,8 @@ def build_openapi(app: FastAPI, games: Games) -> tuple[JSON, JSON]:
     paths = document.setdefault("paths", {})
     for binding in bindings():
         paths.setdefault(binding.path, {})[binding.verb.lower()] = _operation(binding, schemas)
+    for message in FEED_MESSAGES:  # the feeds' (AsyncAPI), in the same components
+        schemas.ref(message.DESCRIPTOR)
     document.setdefault("components", {})["securitySchemes"] = {
         "bearer": {"type": "http", "scheme": "bearer", "description": "An access token from /v1/auth/*"}
     }

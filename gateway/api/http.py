@@ -35,6 +35,7 @@ from google.protobuf import message_factory
 from google.protobuf.descriptor import Descriptor, FieldDescriptor, MethodDescriptor
 from google.protobuf.message import Message
 from rodada.common.v1 import annotations_pb2 as rodada_api
+from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from gateway import strict
@@ -145,13 +146,11 @@ def bindings() -> list[Binding]:
 def mount(app: FastAPI) -> None:
     """A route on ``app`` for every binding."""
     for binding in bindings():
-        app.router.add_route(
-            binding.path,
-            Operation(binding),
-            methods=[binding.verb],
-            name=binding.method.name,
-            include_in_schema=False,  # gateway/openapi.py documents them from the bindings
-        )
+        # An ASGI endpoint (not a request handler): Starlette runs it as it is.
+        # gateway/openapi.py documents these routes, from the bindings.
+        route = Route(binding.path, Operation(binding), methods=[binding.verb], name=binding.method.name)
+        route.include_in_schema = False
+        app.router.routes.append(route)
 
 
 class Operation:
@@ -269,7 +268,7 @@ async def _body(receive: Receive) -> bytes:
         message = await receive()
         if message["type"] == "http.disconnect":
             raise ConnectionError("the client left")
-        body += message.get("body", b"")
+        body += bytes(message.get("body", b""))
         if len(body) > MAX_BODY:
             raise invalid("invalid_request", f"the body is larger than {MAX_BODY} bytes")
         if not message.get("more_body", False):
@@ -288,7 +287,9 @@ async def _reply(send: Send, status: int, content: bytes, headers: list[tuple[by
 
 
 async def _refuse(send: Send, refusal: Refused) -> None:
-    headers = _JSON
-    if refusal.retry_after is not None:
-        headers = [*_JSON, (b"retry-after", str(max(1, math.ceil(refusal.retry_after))).encode())]
-    await _reply(send, refusal.http_status, orjson.dumps(refusal.body()), headers)
+    headers, status = _JSON, refusal.http_status
+    # A rate limit says when; an outage (a game service's too) is worth a retry in a second.
+    retry_after = refusal.retry_after if refusal.retry_after is not None else 1.0 if status == 503 else None
+    if retry_after is not None:
+        headers = [*_JSON, (b"retry-after", str(max(1, math.ceil(retry_after))).encode())]
+    await _reply(send, status, orjson.dumps(refusal.body()), headers)
