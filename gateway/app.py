@@ -12,7 +12,6 @@ documents, the site; the feeds are gateway/sockets.py, in front.
 
 from __future__ import annotations
 
-import math
 import secrets
 import time
 from collections.abc import AsyncIterator
@@ -97,9 +96,8 @@ def create_app(settings: GatewaySettings | None = None, mm: MatchmakingSettings 
 
 
 def refusal_response(refusal: Refused) -> JSONResponse:
-    headers = None
-    if refusal.retry_after is not None:
-        headers = {"Retry-After": str(max(1, math.ceil(refusal.retry_after)))}
+    wait = http_face.retry_after(refusal)
+    headers = None if wait is None else {"Retry-After": wait}
     return JSONResponse(refusal.body(), status_code=refusal.http_status, headers=headers)
 
 

@@ -286,10 +286,17 @@ async def _reply(send: Send, status: int, content: bytes, headers: list[tuple[by
     await send({"type": "http.response.body", "body": content})
 
 
+def retry_after(refusal: Refused) -> str | None:
+    """The ``Retry-After`` of a refusal, in whole seconds: a rate limit says
+    when; an outage (a game service's too) is worth a retry in a second."""
+    seconds = refusal.retry_after
+    if seconds is None and refusal.http_status == 503:
+        seconds = 1.0
+    return None if seconds is None else str(max(1, math.ceil(seconds)))
+
+
 async def _refuse(send: Send, refusal: Refused) -> None:
-    headers, status = _JSON, refusal.http_status
-    # A rate limit says when; an outage (a game service's too) is worth a retry in a second.
-    retry_after = refusal.retry_after if refusal.retry_after is not None else 1.0 if status == 503 else None
-    if retry_after is not None:
-        headers = [*_JSON, (b"retry-after", str(max(1, math.ceil(retry_after))).encode())]
-    await _reply(send, status, orjson.dumps(refusal.body()), headers)
+    headers, wait = _JSON, retry_after(refusal)
+    if wait is not None:
+        headers = [*_JSON, (b"retry-after", wait.encode())]
+    await _reply(send, refusal.http_status, orjson.dumps(refusal.body()), headers)
