@@ -213,14 +213,28 @@ async def _wait_sent(out: Outgoing) -> None:
         await asyncio.shield(out.task)
 
 
-def _pump(items: AsyncIterator[T], text: Callable[[T], str], out: Outgoing, end: str | None) -> Close:
+async def _pump(
+    items: AsyncIterator[T], text: Callable[[T], str], out: Outgoing, end: str | None, first: bool = True
+) -> Close:
     """Send each item of ``items`` as it comes, then ``{"end": {"reason": end}}``
-    and close 1000 (``end`` None: a feed that ends only with a refusal)."""
+    and close 1000 (``end`` None: a feed that ends only with a refusal). With
+    ``first`` (a feed that starts with its current state), the first item is
+    awaited here, before the client's pings are answered: the feed is live (a
+    ticket's follower counted) once the socket answers, and a client that
+    leaves at once still ends what it started."""
+    started: list[T] = []
+    if first:
+        with contextlib.suppress(StopAsyncIteration):
+            started.append(await anext(items))
 
     async def run() -> None:
         try:
-            async for item in items:
+            for item in started:
                 out.text(text(item))
+            started.clear()  # an idle feed keeps nothing it does not need
+            if not first or started:
+                async for item in items:
+                    out.text(text(item))
         except Refused as refusal:
             out.refuse(refusal)
             return
@@ -256,7 +270,7 @@ async def _ticket(p: Platform, ticket_id: str, caller: Caller, hello: dict[str, 
     """Queue updates until the ticket is matched or closed; the open feed
     keeps the ticket alive."""
     updates = p.matchmaking.follow(ticket_id, caller.identity)
-    return _pump(
+    return await _pump(
         updates,
         lambda u: orjson.dumps(message_json(ticket_update(ticket_id, u))).decode(),
         out,
@@ -272,7 +286,9 @@ async def _social(p: Platform, _: str, caller: Caller, hello: dict[str, Any], ou
     # Registered and subscribed before pings are answered: a pong means the
     # feed is live.
     events, closing = await p.social.open(caller.identity, after)
-    stop = _pump(events, lambda event: orjson.dumps({"event": message_json(event)}).decode(), out, None)
+    stop = await _pump(
+        events, lambda event: orjson.dumps({"event": message_json(event)}).decode(), out, None, first=False
+    )
 
     async def close() -> None:
         await stop()
@@ -286,7 +302,7 @@ async def _tournament(
 ) -> Close:
     """The tournament now and after every change, to its end."""
     updates = p.tournaments.follow(tournament_id)
-    return _pump(
+    return await _pump(
         updates,
         lambda doc: orjson.dumps({"tournament": message_json(p.tournaments.message(doc))}).decode(),
         out,
