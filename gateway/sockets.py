@@ -229,10 +229,11 @@ async def _pump(
 
     async def run() -> None:
         try:
+            more = not first or bool(started)  # a feed primed with nothing has ended
             for item in started:
                 out.text(text(item))
             started.clear()  # an idle feed keeps nothing it does not need
-            if not first or started:
+            if more:
                 async for item in items:
                     out.text(text(item))
         except Refused as refusal:
