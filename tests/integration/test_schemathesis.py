@@ -59,6 +59,7 @@ def test_no_server_error_and_no_reply_off_its_schema(tmp_path: Path) -> None:
                     "--request-timeout",
                     "30",
                 ],
+                cwd=tmp_path,  # its cache (.schemathesis/) stays out of the checkout
                 capture_output=True,
                 text=True,
                 timeout=900,
