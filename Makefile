@@ -7,7 +7,9 @@ VENV := .venv
 PY := $(VENV)/bin/python
 RUNTIME := $(VENV)/.runtime
 INSTALLED := $(VENV)/.installed
-PROTOS := $(shell find protos -name '*.proto')
+# Ours; protos/google/api holds the vendored HTTP annotations, whose Python
+# modules come with googleapis-common-protos.
+PROTOS := $(shell find protos/rodada -name '*.proto')
 STUBS := gen/.stamp
 TYPED_STUBS := gen/.typed
 PIP := $(PY) -m pip install -q --disable-pip-version-check
@@ -55,7 +57,7 @@ $(INSTALLED): requirements-dev.lock $(RUNTIME)
 define generate_stubs
 	rm -rf gen/rodada && mkdir -p gen
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m grpc_tools.protoc -Iprotos --python_out=gen --grpc_python_out=gen \
-		$(1) $(PROTOS)
+		--descriptor_set_out=gen/rodada.binpb --include_source_info $(1) $(PROTOS)
 	touch $(STUBS)
 endef
 

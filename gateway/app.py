@@ -1,22 +1,23 @@
 """The HTTP + WebSocket API for web clients (FastAPI), and the gRPC face for
-mobile apps beside it, on one Platform.
+mobile apps beside it, on one Platform: the API's servicers (gateway/api/)
+serve both, HTTP through the transcoder of the protos' HTTP bindings.
 
 Auth: ``Authorization: Bearer <access token>`` from /v1/auth/*. The same token
 is forwarded to the game services, which derive the caller's seat from it.
 Every refusal is ``{"error": {"code", "message"}}`` with the HTTP status that
-services/kit/errors.py derives from the refusal's gRPC code.
+services/kit/errors.py derives from the refusal's gRPC code. The routes
+written by hand (gateway/routes/) are what is not an RPC: probes, the
+documents, the site; the feeds are gateway/sockets.py, in front.
 """
 
 from __future__ import annotations
 
-import math
 import secrets
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -24,21 +25,11 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from gateway import grpc_api, metrics
+from gateway import metrics
+from gateway.api import grpc as grpc_face
+from gateway.api import http as http_face
 from gateway.platform import Platform
-from gateway.routes import (
-    auth,
-    competitions,
-    docs,
-    feeds,
-    matchmaking,
-    ops,
-    play,
-    site,
-    social,
-    standings,
-    tables,
-)
+from gateway.routes import docs, ops, site
 from gateway.settings import GatewaySettings, MatchmakingSettings
 from services.kit import logs
 from services.kit.errors import Refused, unavailable
@@ -51,8 +42,9 @@ def create_app(settings: GatewaySettings | None = None, mm: MatchmakingSettings 
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         platform = app.state.platform = Platform(settings, mm)
         await platform.start()
-        face, app.state.grpc_health = await grpc_api.start(
-            platform, f"{settings.gateway_host}:{settings.platform_grpc_port}"
+        servicers = app.state.servicers = grpc_face.servicers(platform)
+        face, app.state.grpc_health = await grpc_face.start(
+            platform, servicers, f"{settings.gateway_host}:{settings.platform_grpc_port}"
         )
         app.state.grpc = face
         yield
@@ -68,8 +60,9 @@ def create_app(settings: GatewaySettings | None = None, mm: MatchmakingSettings 
         docs_url=None,
         redoc_url=None,
     )
-    for module in (ops, docs, auth, tables, play, feeds, matchmaking, standings, competitions, social, site):
+    for module in (ops, docs, site):
         app.include_router(module.router)
+    http_face.mount(app)
     docs.mount(app)
     site.mount(app, settings.web_dir)
 
@@ -81,11 +74,6 @@ def create_app(settings: GatewaySettings | None = None, mm: MatchmakingSettings 
     @app.exception_handler(RedisTimeoutError)
     async def storage_down(request: Request, exc: Exception) -> JSONResponse:
         return refusal_response(unavailable("storage is unavailable; retry shortly"))
-
-    @app.exception_handler(RequestValidationError)
-    async def malformed(request: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        return JSONResponse({"error": {"code": "invalid_request", "message": problems}}, status_code=422)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -108,9 +96,8 @@ def create_app(settings: GatewaySettings | None = None, mm: MatchmakingSettings 
 
 
 def refusal_response(refusal: Refused) -> JSONResponse:
-    headers = None
-    if refusal.retry_after is not None:
-        headers = {"Retry-After": str(max(1, math.ceil(refusal.retry_after)))}
+    wait = http_face.retry_after(refusal)
+    headers = None if wait is None else {"Retry-After": wait}
     return JSONResponse(refusal.body(), status_code=refusal.http_status, headers=headers)
 
 

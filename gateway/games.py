@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING, Any, cast
 
 import grpc
 from google.protobuf import any_pb2, json_format
-from google.protobuf.message import Message
+from google.protobuf.message import DecodeError, Message
 from rodada.common.v1 import match_pb2, match_pb2_grpc
 
+from gateway import strict
 from services.kit.errors import Refused, invalid, not_found, unavailable
 
 if TYPE_CHECKING:
@@ -40,6 +41,14 @@ CHANNEL_OPTIONS: list[tuple[str, Any]] = [
     ("grpc.dns_min_time_between_resolutions_ms", 5_000),
 ]
 DESCRIBE_RETRY_SECONDS = 1.0
+TYPE_URL = "type.googleapis.com/"
+# How a client's game message that is not one is refused, by the message's
+# name: the game services' own reasons (services/kit/matches.py).
+REFUSALS = {"Options": "invalid_options", "Action": "malformed_action", "Question": "invalid_question"}
+
+
+def refusal(name: str) -> str:
+    return REFUSALS.get(name, "invalid_request")
 
 
 @dataclass
@@ -60,39 +69,46 @@ class GameClient:
             raise not_found("no_such_message", f"{self.name} has no {name}")
         return cast(type[Message], cls)
 
-    def pack(self, name: str, data: Any, reason: str) -> any_pb2.Any:
-        """JSON from an HTTP client → the game's ``name`` message, packed;
-        strict (unknown fields fail with ``reason``)."""
+    def parse(self, name: str, data: Any, reason: str | None = None) -> Message:
+        """JSON from an HTTP client → the game's ``name`` message, parsed
+        strictly (gateway/strict.py); refused with ``reason`` (by default
+        the game services' own for that message, REFUSALS)."""
         message = self.message(name)()
-        if not isinstance(data, dict):
-            raise invalid(reason, f"{name.lower()} must be a JSON object")
+        if isinstance(data, dict) and "@type" in data:
+            if data["@type"] != TYPE_URL + message.DESCRIPTOR.full_name:
+                raise invalid(reason or refusal(name), f"expected a {message.DESCRIPTOR.full_name}")
+            data = {key: value for key, value in data.items() if key != "@type"}
         try:
-            json_format.ParseDict(data, message)
-        except json_format.ParseError as exc:
-            raise invalid(reason, str(exc)) from None
+            return strict.parse_json(data, message)
+        except strict.Invalid as exc:
+            raise invalid(reason or refusal(name), str(exc)) from None
+
+    def pack(self, name: str, data: Any, reason: str | None = None) -> any_pb2.Any:
+        """:meth:`parse`, packed in an Any."""
         packed = any_pb2.Any()
-        packed.Pack(message)
+        packed.Pack(self.parse(name, data, reason))
         return packed
 
-    def unpack(self, name: str, packed: any_pb2.Any, reason: str) -> Message:
-        """A client's packed message, checked to be the game's ``name``."""
+    def unpack(self, name: str, packed: any_pb2.Any, reason: str | None = None) -> Message:
+        """A client's packed message, checked to be the game's ``name``, to
+        decode, and to hold nothing unknown (gateway/strict.py)."""
         message = self.message(name)()
-        if packed.ByteSize() and not packed.Unpack(message):
-            raise invalid(reason, f"expected a {message.DESCRIPTOR.full_name}")
+        if not packed.ByteSize():
+            return message
+        try:
+            if not packed.Unpack(message):
+                raise invalid(reason or refusal(name), f"expected a {message.DESCRIPTOR.full_name}")
+            strict.check(message)
+        except (DecodeError, strict.Invalid) as exc:
+            raise invalid(reason or refusal(name), f"not a {message.DESCRIPTOR.full_name}: {exc}") from None
         return message
 
     def options(self, packed: any_pb2.Any) -> dict[str, Any]:
         """A table's options in canonical proto JSON, unset fields with the
         game's defaults: two spellings of one table's rules are equal."""
-        given = json_format.MessageToDict(
-            self.unpack("Options", packed, "invalid_options"), preserving_proto_field_name=True
-        )
-        filled = self.pack(
-            "Options", {**json_format.MessageToDict(self.info.option_defaults), **given}, "invalid_options"
-        )
-        return json_format.MessageToDict(
-            self.unpack("Options", filled, "invalid_options"), preserving_proto_field_name=True
-        )
+        given = json_format.MessageToDict(self.unpack("Options", packed), preserving_proto_field_name=True)
+        filled = self.pack("Options", {**json_format.MessageToDict(self.info.option_defaults), **given})
+        return json_format.MessageToDict(self.unpack("Options", filled), preserving_proto_field_name=True)
 
     def check_ranked(self, options: dict[str, Any]) -> None:
         """A practice table (one of the game's practice options set, e.g. the

@@ -3,8 +3,6 @@ same calls, rules and errors whichever way a client comes."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from google.protobuf import any_pb2
 from rodada.common.v1 import match_pb2
 
@@ -43,18 +41,14 @@ class Play:
     async def view(self, caller: Caller, table_id: str) -> match_pb2.Snapshot:
         return await self.matches.view(await self.game_of(table_id), table_id, caller)
 
-    async def act(self, caller: Caller, table_id: str, version: int, action: Any) -> match_pb2.Snapshot:
-        """Play one action: ``action`` is the game's Action packed, or its JSON."""
-        game = await self.game_of(table_id)
-        if not isinstance(action, any_pb2.Any):
-            action = game.pack("Action", action, "malformed_action")
-        return await self.matches.act(game, table_id, caller, version, action)
+    async def act(
+        self, caller: Caller, table_id: str, version: int, action: any_pb2.Any
+    ) -> match_pb2.Snapshot:
+        """Play one action, the game's Action packed (the game service checks it)."""
+        return await self.matches.act(await self.game_of(table_id), table_id, caller, version, action)
 
-    async def ask(self, caller: Caller, table_id: str, question: Any) -> match_pb2.AskResponse:
-        game = await self.game_of(table_id)
-        if not isinstance(question, any_pb2.Any):
-            question = game.pack("Question", question, "invalid_question")
-        return await self.matches.ask(game, table_id, caller, question)
+    async def ask(self, caller: Caller, table_id: str, question: any_pb2.Any) -> match_pb2.AskResponse:
+        return await self.matches.ask(await self.game_of(table_id), table_id, caller, question)
 
     async def start(self, caller: Caller, table_id: str) -> match_pb2.Snapshot:
         await self.tables.start(table_id, caller.identity)

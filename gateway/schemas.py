@@ -22,7 +22,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from google.protobuf import descriptor_pool
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
+from rodada.common.v1 import annotations_pb2
 
 JSON = dict[str, Any]
 REF = "#/components/schemas/"
@@ -37,23 +39,6 @@ _INTEGERS = {
     FieldDescriptor.TYPE_FIXED32: (0, 2**32 - 1),
 }
 
-# Which game messages an Any field holds, by the field's full name: the
-# message of that name in each game's package.
-ANY_FIELDS = {
-    "rodada.common.v1.Snapshot.view": "View",
-    "rodada.common.v1.MatchEvent.event": "Event",
-    "rodada.common.v1.CreateMatchRequest.options": "Options",
-    "rodada.common.v1.ActRequest.action": "Action",
-    "rodada.common.v1.AskRequest.question": "Question",
-    "rodada.common.v1.AskResponse.answer": "Answer",
-    "rodada.platform.v1.Table.options": "Options",
-    "rodada.platform.v1.Ticket.options": "Options",
-    "rodada.platform.v1.CreateTableRequest.options": "Options",
-    "rodada.platform.v1.FindMatchRequest.options": "Options",
-    "rodada.platform.v1.ActRequest.action": "Action",
-    "rodada.platform.v1.AskRequest.question": "Question",
-    "rodada.platform.v1.AskResponse.answer": "Answer",
-}
 # What the API's Structs hold: a game's options in proto JSON form, whose
 # fields are scalars, enum names or lists of them (not recursive: TypeScript
 # cannot name a type that refers to itself through an index).
@@ -62,11 +47,6 @@ _SCALARS: list[JSON] = [{"type": "null"}, {"type": "boolean"}, {"type": "number"
 VALUE_SCHEMA: JSON = {
     "description": "An option's value: a scalar, an enum's name, or a list of them.",
     "oneOf": [*_SCALARS, {"type": "array", "items": {"oneOf": _SCALARS}}],
-}
-# Any fields that hold one platform message.
-ANY_MESSAGES = {
-    "rodada.common.v1.MatchEvent.table": "rodada.platform.v1.TableChange",
-    "rodada.common.v1.MatchEvent.chat": "rodada.platform.v1.ChatMessage",
 }
 
 
@@ -94,21 +74,25 @@ class Schemas:
         return {"oneOf": [self.ref(getattr(m, name).DESCRIPTOR) for m in self.games if hasattr(m, name)]}
 
     def _typed(self, descriptor: Descriptor) -> JSON:
-        """The schema of a message packed in an Any: its fields and ``@type``."""
+        """The schema of a message packed in an Any: its fields and ``@type``
+        (the message's own schema with ``@type`` among its properties: a
+        reference to it would refuse ``@type`` as a property it does not
+        have)."""
         name = f"{descriptor.full_name}@any"
         if name not in self.schemas:
             self.schemas[name] = {}  # reserve: messages may refer to themselves
             self._message(descriptor)
-            self.schemas[name] = {
-                "allOf": [
-                    {
-                        "type": "object",
-                        "properties": {"@type": {"const": TYPE_URL + descriptor.full_name}},
-                        "required": ["@type"],
-                    },
-                    {"$ref": REF + descriptor.full_name},
-                ],
-                "description": f"A {descriptor.full_name} packed in a google.protobuf.Any.",
+            typed = {"@type": {"const": TYPE_URL + descriptor.full_name}}
+            schema = self.schemas[descriptor.full_name]
+            if "allOf" in schema:  # fields and oneofs: the fields' part gets @type
+                base, *unions = schema["allOf"]
+                schema = {"allOf": [_with(base, typed), *unions]}
+            elif "oneOf" in schema:  # a oneof alone: each member gets @type
+                schema = {"oneOf": [_with(member, typed) for member in schema["oneOf"]]}
+            else:
+                schema = _with(schema, typed)
+            self.schemas[name] = schema | {
+                "description": f"A {descriptor.full_name} packed in a google.protobuf.Any."
             }
         return {"$ref": REF + name}
 
@@ -145,6 +129,10 @@ class Schemas:
         else:
             self.schemas[name] = {"allOf": [base, *unions]}
 
+    def field(self, field: FieldDescriptor) -> JSON:
+        """The schema of one field's value (a list for a repeated field)."""
+        return self._field(field)
+
     def _field(self, field: FieldDescriptor) -> JSON:
         item = self._value(field)
         if field.message_type is not None and field.message_type.GetOptions().map_entry:
@@ -175,15 +163,14 @@ class Schemas:
         message = field.message_type
         assert message is not None, field.full_name
         if message.full_name == ANY:
-            if field.full_name in ANY_FIELDS:
-                return self.game_union(ANY_FIELDS[field.full_name])
-            if field.full_name in ANY_MESSAGES:
-                target = next(
-                    m.DESCRIPTOR
-                    for m in self._platform_messages()
-                    if m.DESCRIPTOR.full_name == ANY_MESSAGES[field.full_name]
+            options = field.GetOptions()
+            if options.Extensions[annotations_pb2.game_message]:
+                return self.game_union(options.Extensions[annotations_pb2.game_message])
+            if options.Extensions[annotations_pb2.any_message]:
+                pool = descriptor_pool.Default()
+                return self._typed(
+                    pool.FindMessageTypeByName(options.Extensions[annotations_pb2.any_message])
                 )
-                return self._typed(target)
             return {"type": "object", "properties": {"@type": {"type": "string"}}, "required": ["@type"]}
         if message.full_name == "google.protobuf.Struct":
             # A game's options (GameInfo.option_defaults, Mode.options): typed
@@ -198,12 +185,10 @@ class Schemas:
             self.schemas[name] = {"type": "string", "enum": [v.name for v in enum.values]}
         return {"$ref": REF + name}
 
-    @staticmethod
-    def _platform_messages() -> list[Any]:
-        from rodada.platform.v1 import platform_pb2, social_pb2
 
-        return [
-            getattr(m, name)
-            for m in (platform_pb2, social_pb2)
-            for name in m.DESCRIPTOR.message_types_by_name
-        ]
+def _with(schema: JSON, properties: JSON) -> JSON:
+    """An object schema with more properties, all of them required."""
+    return schema | {
+        "properties": schema.get("properties", {}) | properties,
+        "required": [*schema.get("required", []), *properties],
+    }

@@ -1,46 +1,57 @@
-"""The table feed's WebSocket (``/v1/tables/{id}/events``), served as plain
-ASGI in front of FastAPI.
+"""The WebSocket feeds — a table's, a matchmaking ticket's, the caller's
+social feed, a tournament's — served as plain ASGI in front of FastAPI, with
+one hello, one keepalive and one set of close codes.
 
 A feed spends nearly all its life idle, and a gateway holds tens of
 thousands: so each one is as little as it can be. The connection's own
-coroutine only waits for what the client sends (pings, the close); the hub
-pushes items into a small outgoing queue, and a task drains it only while
-there is something to send. No router, no dependency injection, no task
-and no buffer while idle (measured in ``make bench``: tools/bench_feeds.py).
+coroutine only waits for what the client sends (pings, the close); what the
+feed has to say is pushed into a small outgoing queue (by the hub for a
+table, by a task following the ticket, the social stream or the
+tournament), and a task drains it only while there is something to send. No
+router, no dependency injection, no buffer while idle (measured in ``make
+bench``: tools/bench_feeds.py).
 
-The protocol (docs/feeds.md; the AsyncAPI at /v1/feeds/asyncapi.json): the client
-first sends ``{"token": "<access token>", "after_event_id": N}``, then at
-any time ``{"ping": <anything>}`` (answered ``{"pong": <the same>}``). The
-server sends the JSON of ``FollowTableResponse`` items (``{"event": …}``,
-``{"snapshot": …}``, ``{"table": …}``), then ``{"end": {"reason":
-"finished"}}`` and close 1000 when the match is over. A refusal is ``{"error":
-{"code", "message"}}`` and close 4000 + the HTTP status (4401, 4403, 4404,
-4422, 4429, 4503, …); 1012 "draining" when the replica drains and 1013
-"lagging" when the client fell too far behind: resume from the last event
-id, on any replica. Keepalive: the server pings at the protocol level every
-FEED_PING_SECONDS; browsers answer by themselves.
+The protocol (docs/feeds.md; the AsyncAPI at /v1/feeds/asyncapi.json): the
+client first sends a JSON object with its token, ``{"token": "<access
+token>"}`` (a table's also ``"after_event_id": N``, the social feed's
+``"after_id"``), then at any time ``{"ping": <anything>}`` (answered
+``{"pong": <the same>}``). A table's feed sends the JSON of
+``FollowTableResponse`` items (``{"event": …}``, ``{"snapshot": …}``,
+``{"table": …}``), then ``{"end": {"reason": "finished"}}`` and close 1000
+when the match is over; a ticket's its ``TicketUpdate``s then ``{"end":
+{"reason": "ticket_closed"}}``; the social feed ``{"event": SocialEvent}``;
+a tournament's ``{"tournament": …}`` then ``{"end": {"reason":
+"tournament_over"}}``. A refusal is ``{"error": {"code", "message"}}`` and
+close 4000 + the HTTP status (4401, 4403, 4404, 4422 — a hello that is not
+a JSON object —, 4429, 4503, …); 1012 "draining" when the replica drains and
+1013 "lagging" when the client fell too far behind: resume from the last
+event id, on any replica. Keepalive: the server pings at the protocol level
+every FEED_PING_SECONDS; browsers answer by themselves.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 from collections import deque
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
 
 import orjson
 from google.protobuf.message import Message
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gateway import metrics
-from gateway.deps import message_json
 from gateway.feeds import feed_message
+from gateway.matches import Caller
+from gateway.matchmaking.queues import ticket_update
 from gateway.platform import Platform
+from gateway.protojson import message_json
 from services.kit.errors import Refused, invalid, unauthenticated, unavailable
 from services.kit.feeds import Item
 
-TABLE_FEED = re.compile(r"^/v1/tables/([A-Za-z0-9_-]{1,64})/events$")
+T = TypeVar("T")
 CLOSE_FINISHED, CLOSE_DRAINING, CLOSE_LAGGING = 1000, 1012, 1013
 MAX_OUTGOING = 1_000  # items waiting to be sent; a client this far behind is let go ("lagging")
 
@@ -130,6 +141,8 @@ class Outgoing:
 
 
 async def _hello(receive: Receive, timeout: float) -> dict[str, Any]:
+    """The client's first message: a JSON object with its token (each feed
+    reads its other fields)."""
     try:
         message = await asyncio.wait_for(receive(), timeout)
     except TimeoutError:
@@ -137,41 +150,53 @@ async def _hello(receive: Receive, timeout: float) -> dict[str, Any]:
     if message["type"] != "websocket.receive":
         raise ConnectionError("the client left")
     try:
+        # orjson, not json: a hello nested 100,000 deep is a refusal
+        # (orjson's depth limit), not a RecursionError.
         hello = orjson.loads(message.get("text") or message.get("bytes") or b"")
     except orjson.JSONDecodeError:
         raise invalid("invalid_request", "the hello must be a JSON object") from None
     if not isinstance(hello, dict) or not isinstance(hello.get("token"), str):
         raise unauthenticated('bad hello: send {"token": "<access token>"} first')
-    after = hello.get("after_event_id", 0)
-    if not isinstance(after, int) or isinstance(after, bool) or not 0 <= after < 2**32:
-        raise invalid("invalid_request", "after_event_id: an integer >= 0")
     return hello
 
 
-async def table_feed(p: Platform, table_id: str, receive: Receive, send: Send) -> None:
+async def _listen(receive: Receive, out: Outgoing) -> None:
+    """Until the client leaves: answer its pings (the feed is pushed)."""
+    while True:
+        message = await receive()
+        if message["type"] == "websocket.disconnect":
+            return
+        text = message.get("text")
+        if text and '"ping"' in text:
+            try:
+                said = orjson.loads(text)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(said, dict) and "ping" in said:
+                out.text(orjson.dumps({"pong": said["ping"]}).decode())
+
+
+Close = Callable[[], Awaitable[None]]
+# A feed: given the platform, the path's id, the caller, its hello and the
+# socket's outgoing queue, start it; returns what to call when it ends.
+Opener = Callable[[Platform, str, Caller, dict[str, Any], Outgoing], Awaitable[Close]]
+
+
+async def serve(p: Platform, opener: Opener, key: str, receive: Receive, send: Send) -> None:
+    """One WebSocket of any feed: the hello, the feed, the client's pings,
+    and every refusal as an error and a close code."""
     if (await receive())["type"] != "websocket.connect":
         return
     await send({"type": "websocket.accept"})
     metrics.WS_CONNECTIONS.inc()
     out = Outgoing(send)
-    close: Callable[[], Awaitable[None]] | None = None
+    close: Close | None = None
     try:
         hello = await _hello(receive, p.settings.ws_auth_timeout_seconds)
-        caller, after = p.sessions.caller(hello["token"]), hello.get("after_event_id", 0)
+        caller = p.sessions.caller(hello["token"])
+        close = await opener(p, key, caller, hello, out)
         del hello  # an idle feed keeps nothing it does not need
-        close = await p.feeds.open(caller, table_id, after, out.item, out.refuse)
-        while True:  # the feed is pushed; here, only what the client says
-            message = await receive()
-            if message["type"] == "websocket.disconnect":
-                return
-            text = message.get("text")
-            if text and '"ping"' in text:
-                try:
-                    said = orjson.loads(text)
-                except orjson.JSONDecodeError:
-                    continue
-                if isinstance(said, dict) and "ping" in said:
-                    out.text(orjson.dumps({"pong": said["ping"]}).decode())
+        await _listen(receive, out)
     except Refused as refusal:
         out.refuse(refusal)
         await _wait_sent(out)
@@ -188,20 +213,129 @@ async def _wait_sent(out: Outgoing) -> None:
         await asyncio.shield(out.task)
 
 
+async def _pump(
+    items: AsyncIterator[T], text: Callable[[T], str], out: Outgoing, end: str | None, first: bool = True
+) -> Close:
+    """Send each item of ``items`` as it comes, then ``{"end": {"reason": end}}``
+    and close 1000 (``end`` None: a feed that ends only with a refusal). With
+    ``first`` (a feed that starts with its current state), the first item is
+    awaited here, before the client's pings are answered: the feed is live (a
+    ticket's follower counted) once the socket answers, and a client that
+    leaves at once still ends what it started."""
+    started: list[T] = []
+    if first:
+        with contextlib.suppress(StopAsyncIteration):
+            started.append(await anext(items))
+
+    async def run() -> None:
+        try:
+            more = not first or bool(started)  # a feed primed with nothing has ended
+            for item in started:
+                out.text(text(item))
+            started.clear()  # an idle feed keeps nothing it does not need
+            if more:
+                async for item in items:
+                    out.text(text(item))
+        except Refused as refusal:
+            out.refuse(refusal)
+            return
+        if end is not None:
+            out.text(orjson.dumps({"end": {"reason": end}}).decode())
+            out.close(CLOSE_FINISHED, end)
+
+    task = asyncio.get_running_loop().create_task(run())
+
+    async def close() -> None:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        aclose = getattr(items, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+    return close
+
+
+# -- the feeds -----------------------------------------------------------------------
+
+
+async def _table(p: Platform, table_id: str, caller: Caller, hello: dict[str, Any], out: Outgoing) -> Close:
+    """Events and snapshots, pushed by the hub (gateway/feeds.py)."""
+    after = hello.get("after_event_id", 0)
+    if not isinstance(after, int) or isinstance(after, bool) or not 0 <= after < 2**32:
+        raise invalid("invalid_request", "after_event_id: an integer >= 0")
+    return await p.feeds.open(caller, table_id, after, out.item, out.refuse)
+
+
+async def _ticket(p: Platform, ticket_id: str, caller: Caller, hello: dict[str, Any], out: Outgoing) -> Close:
+    """Queue updates until the ticket is matched or closed; the open feed
+    keeps the ticket alive."""
+    updates = p.matchmaking.follow(ticket_id, caller.identity)
+    return await _pump(
+        updates,
+        lambda u: orjson.dumps(message_json(ticket_update(ticket_id, u))).decode(),
+        out,
+        "ticket_closed",
+    )
+
+
+async def _social(p: Platform, _: str, caller: Caller, hello: dict[str, Any], out: Outgoing) -> Close:
+    """The caller's social events after ``after_id``, then each new one."""
+    after = hello.get("after_id", "")
+    if not isinstance(after, str):
+        raise invalid("invalid_request", "after_id: a string")
+    # Registered and subscribed before pings are answered: a pong means the
+    # feed is live.
+    events, closing = await p.social.open(caller.identity, after)
+    stop = await _pump(
+        events, lambda event: orjson.dumps({"event": message_json(event)}).decode(), out, None, first=False
+    )
+
+    async def close() -> None:
+        await stop()
+        await closing()
+
+    return close
+
+
+async def _tournament(
+    p: Platform, tournament_id: str, caller: Caller, hello: dict[str, Any], out: Outgoing
+) -> Close:
+    """The tournament now and after every change, to its end."""
+    updates = p.tournaments.follow(tournament_id)
+    return await _pump(
+        updates,
+        lambda doc: orjson.dumps({"tournament": message_json(p.tournaments.message(doc))}).decode(),
+        out,
+        "tournament_over",
+    )
+
+
+_ID = "([A-Za-z0-9_-]{1,64})"
+FEEDS: list[tuple[re.Pattern[str], Opener]] = [
+    (re.compile(rf"^/v1/tables/{_ID}/events$"), _table),
+    (re.compile(rf"^/v1/matchmaking/tickets/{_ID}/events$"), _ticket),
+    (re.compile(r"^/v1/social/events()$"), _social),
+    (re.compile(rf"^/v1/tournaments/{_ID}/events$"), _tournament),
+]
+TABLE_FEED = FEEDS[0][0]
+
+
 class FeedSockets:
-    """ASGI in front of the FastAPI app: table feeds here, the rest there."""
+    """ASGI in front of the FastAPI app: the feeds here, the rest there."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "websocket":
-            found = TABLE_FEED.match(scope["path"])
-            if found:
-                platform: Platform = self.app.state.platform  # type: ignore[attr-defined]
-                # The server holds the scope for the connection's life; a feed
-                # needs none of the upgrade request's headers once here.
-                scope["headers"] = ()
-                await table_feed(platform, found.group(1), receive, send)
-                return
+            for pattern, opener in FEEDS:
+                found = pattern.match(scope["path"])
+                if found:
+                    platform: Platform = self.app.state.platform  # type: ignore[attr-defined]
+                    # The server holds the scope for the connection's life; a feed
+                    # needs none of the upgrade request's headers once here.
+                    scope["headers"] = ()
+                    await serve(platform, opener, found.group(1), receive, send)
+                    return
         await self.app(scope, receive, send)

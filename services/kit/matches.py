@@ -18,7 +18,7 @@ from typing import Any
 import grpc
 import orjson
 from google.protobuf import any_pb2
-from google.protobuf.message import Message
+from google.protobuf.message import DecodeError, Message
 from rodada.common.v1 import match_pb2, match_pb2_grpc
 
 from services.kit import feeds, logs, metrics, play
@@ -307,8 +307,11 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
 
     def _unpack(self, packed_message: any_pb2.Any, message_cls: type[Message], reason: str) -> Message:
         message = message_cls()
-        if packed_message.ByteSize() and not packed_message.Unpack(message):
-            raise invalid(reason, f"expected a {message.DESCRIPTOR.full_name}")
+        try:
+            if packed_message.ByteSize() and not packed_message.Unpack(message):
+                raise invalid(reason, f"expected a {message.DESCRIPTOR.full_name}")
+        except DecodeError:  # the Any names the message, but its bytes are not one
+            raise invalid(reason, f"not a {message.DESCRIPTOR.full_name}: its bytes do not decode") from None
         return message
 
     async def _load(self, match_id: str) -> StoredMatch:

@@ -7,6 +7,7 @@ duplicate; one user cannot hold more than MAX_FEEDS_PER_USER feeds."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import signal
 from typing import Any
@@ -218,3 +219,41 @@ async def test_a_feed_answers_pings_and_refuses_a_bad_start(stack: Stack) -> Non
             assert (await missing.next())["error"]["code"] == "table_not_found"
             await missing.socket.wait_closed()
             assert missing.close_code == 4404
+
+
+async def test_every_feed_has_one_hello_and_one_keepalive(stack: Stack) -> None:
+    """The table's, a ticket's, the social and a tournament's feed: a first
+    frame of 100,000 nested JSON arrays is a bad hello (4422) on each, not a
+    dropped connection; a good hello gets the feed, which answers pings."""
+    base = stack.gateway(0).replace("http", "ws", 1)
+    async with httpx.AsyncClient(base_url=stack.gateway(0), timeout=15) as http:
+        ana: Player = await register(http, "nested")
+        table_id, _ = await seated_table([ana], "yatzy")
+        ticket = await ana.call("POST", "/v1/matchmaking/tickets", {"game": "yatzy"})
+        feeds = {
+            "table": (f"/v1/tables/{table_id}/events", {"after_event_id": 0}),
+            "ticket": (f"/v1/matchmaking/tickets/{ticket['id']}/events", {}),
+            "social": ("/v1/social/events", {"after_id": ""}),
+            "tournament": ("/v1/tournaments/no-such-tournament/events", {}),
+        }
+        nested = "[" * 100_000 + "]" * 100_000
+        for name, (path, _) in feeds.items():
+            async with websockets.connect(base + path, max_size=None) as socket:
+                await socket.send(nested)
+                refusal = json.loads(await asyncio.wait_for(socket.recv(), 10))
+                await asyncio.wait_for(socket.wait_closed(), 10)
+                assert (socket.close_code, refusal["error"]["code"]) == (4422, "invalid_request"), name
+        for name, (path, hello) in feeds.items():
+            async with websockets.connect(base + path) as socket:
+                await socket.send(json.dumps({"token": ana.token, **hello}))
+                await socket.send(json.dumps({"ping": name}))
+                said: list[Any] = []
+                with contextlib.suppress(websockets.ConnectionClosed):
+                    while {"pong": name} not in said or name == "tournament":
+                        said.append(json.loads(await asyncio.wait_for(socket.recv(), 10)))
+                if name == "tournament":  # no such tournament: refused, as every feed refuses
+                    assert said[-1]["error"]["code"] == "tournament_not_found", said
+                    assert socket.close_code == 4404
+                else:
+                    assert {"pong": name} in said, (name, said)
+        await ana.call("DELETE", f"/v1/matchmaking/tickets/{ticket['id']}")

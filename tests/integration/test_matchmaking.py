@@ -273,12 +273,13 @@ async def test_cancel_one_live_ticket_and_bad_input_changes_nothing(replicas: An
     await refused(queue(bia, "chess"), 404, "unknown_game")
     await refused(queue(bia, "yatzy", {"dice": 3}), 422, "invalid_options")
     malformed: dict[str, Any]
-    for malformed in (
-        {"game": "yatzy", "options": [1]},
-        {"options": {}},
-        {"game": "yatzy", "ranked": "often"},
+    for malformed, status, code in (
+        ({"game": "yatzy", "options": [1]}, 422, "invalid_options"),  # not the game's Options
+        ({"options": {}}, 404, "unknown_game"),  # no game is the game ""
+        ({"game": "yatzy", "ranked": "often"}, 422, "invalid_request"),
+        ({"game": "yatzy", "ranked": True, "turbo": True}, 422, "invalid_request"),
     ):
-        await refused(bia.call("POST", "/v1/matchmaking/tickets", malformed), 422, "invalid_request")
+        await refused(bia.call("POST", "/v1/matchmaking/tickets", malformed), status, code)
     await refused(queue(bia, "bozo", {"mode": "SOLO"}), 422, "invalid_mode")
     await refused(queue(bia, "bozo"), 422, "invalid_mode")
     await refused(queue(bia, "yatzy", party=True), 422, "party_not_allowed")

@@ -1,14 +1,19 @@
-"""Parity of the gateway's two faces (issue 14): every HTTP route and both
-WebSocket feeds have their call in rodada.platform.v1.PlatformService, kept
-here as an explicit table; and the two faces refuse alike — the same reason,
-and the gRPC status that services/kit/errors.py's HTTP_STATUS maps to the
-HTTP status — down to a request whose bytes do not decode."""
+"""Parity of the gateway's two faces, by construction (issue 21): every RPC
+of the public services that is not a stream has its HTTP binding in the
+protos, the HTTP API serves exactly those bindings (and what is not an RPC:
+probes, documents, the site), and every stream is a WebSocket feed. Then
+the two faces refuse alike — the same reason, and the gRPC status that
+services/kit/errors.py's HTTP_STATUS maps to the HTTP status — down to a
+request whose bytes do not decode, and strict input: a float for an integer
+or an enum, an unknown field or enum value, a number out of its field's
+range, an Any that is not the game's message."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import re
+import struct
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
@@ -20,78 +25,23 @@ import httpx
 import pytest
 import websockets
 from fastapi import FastAPI
+from google.api import annotations_pb2 as google_api
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from rodada.platform.v1 import platform_pb2, platform_pb2_grpc, social_pb2
+from rodada.platform.v1 import platform_pb2, platform_pb2_grpc
 from rodada.yatzy.v1 import yatzy_pb2
-from starlette.routing import Mount, WebSocketRoute
+from starlette.routing import Mount, Route
 
+from gateway.api.grpc import SERVICES
+from gateway.api.http import bindings
 from gateway.app import create_app
 from gateway.settings import GatewaySettings
+from gateway.sockets import FEEDS
 from services.kit.errors import HTTP_STATUS
 from tests.integration.grpc_client import bearer, error_info, pack, raw_stream, raw_unary, refusal
 from tests.integration.http_client import Player, register, seated_table
-from tests.integration.test_competitions import COMPETITION_ROUTES
 from tools.stack import Stack
 
 SERVICE = platform_pb2.DESCRIPTOR.services_by_name["PlatformService"]
-
-# Every operation of the HTTP API → its call on the platform's gRPC face.
-# ("WS", path) are the WebSocket feeds. A new route fails the test until it
-# is added here with its RPC (and the RPC exists).
-ROUTES: dict[tuple[str, str], str] = {
-    ("POST", "/v1/auth/register"): "SignUp",
-    ("POST", "/v1/auth/login"): "LogIn",
-    ("POST", "/v1/auth/guest"): "LogInAsGuest",
-    ("POST", "/v1/auth/refresh"): "Refresh",
-    ("GET", "/v1/me"): "GetMe",
-    ("GET", "/v1/games"): "ListGames",
-    ("POST", "/v1/tables"): "CreateTable",
-    ("GET", "/v1/tables"): "ListOpenTables",
-    ("GET", "/v1/tables/{table_id}"): "GetTable",
-    ("POST", "/v1/tables/join"): "JoinTable",
-    ("POST", "/v1/tables/{table_id}/sit"): "SitAtTable",
-    ("POST", "/v1/tables/{table_id}/invites"): "CreateInvite",
-    ("DELETE", "/v1/tables/{table_id}/invites/{code}"): "RevokeInvite",
-    ("PUT", "/v1/tables/{table_id}/seats"): "ArrangeSeats",
-    ("POST", "/v1/tables/{table_id}/start"): "StartTable",
-    ("POST", "/v1/tables/{table_id}/leave"): "LeaveTable",
-    ("GET", "/v1/tables/{table_id}/view"): "GetView",
-    ("POST", "/v1/tables/{table_id}/actions"): "Act",
-    ("POST", "/v1/tables/{table_id}/ask"): "Ask",
-    ("GET", "/v1/tables/{table_id}/presence"): "GetPresence",
-    ("WS", "/v1/tables/{table_id}/events"): "FollowTable",
-    # Over HTTP a ticket is made, then followed on its WebSocket; FindMatch
-    # and JoinParty do both in one stream.
-    ("POST", "/v1/matchmaking/tickets"): "FindMatch",
-    ("POST", "/v1/matchmaking/parties/join"): "JoinParty",
-    ("GET", "/v1/matchmaking/tickets/{ticket_id}"): "GetTicket",
-    ("DELETE", "/v1/matchmaking/tickets/{ticket_id}"): "CancelTicket",
-    ("WS", "/v1/matchmaking/tickets/{ticket_id}/events"): "FollowTicket",
-    ("GET", "/v1/leaderboards/{game}/{mode}"): "GetLeaderboard",
-    ("GET", "/v1/users/{user_id}/ratings"): "ListRatings",
-    ("GET", "/v1/users/{user_id}/ratings/{game}/{mode}/history"): "GetRatingHistory",
-    ("GET", "/v1/users/{user_id}/matches"): "ListMatchHistory",
-}
-
-# Friends and chat (issue 18) → their call on rodada.platform.v1.SocialService,
-# served on the same gRPC face.
-SOCIAL = social_pb2.DESCRIPTOR.services_by_name["SocialService"]
-SOCIAL_ROUTES: dict[tuple[str, str], str] = {
-    ("GET", "/v1/social/friends"): "ListFriends",
-    ("POST", "/v1/social/friends/requests"): "RequestFriend",
-    ("POST", "/v1/social/friends/{user_id}/accept"): "AcceptFriend",
-    ("POST", "/v1/social/friends/{user_id}/decline"): "DeclineFriend",
-    ("DELETE", "/v1/social/friends/{user_id}"): "RemoveFriend",
-    ("PUT", "/v1/social/blocks/{user_id}"): "BlockUser",
-    ("DELETE", "/v1/social/blocks/{user_id}"): "UnblockUser",
-    ("POST", "/v1/social/friends/{user_id}/invite"): "InviteFriend",
-    ("POST", "/v1/social/messages/{user_id}"): "SendMessage",
-    ("GET", "/v1/social/messages/{user_id}"): "ListMessages",
-    ("POST", "/v1/tables/{table_id}/chat"): "SendTableMessage",
-    ("GET", "/v1/tables/{table_id}/chat"): "ListTableMessages",
-    ("POST", "/v1/social/reports"): "ReportMessage",
-    ("WS", "/v1/social/events"): "FollowSocial",
-}
 
 # Routes that are not the API, and why they need no RPC.
 _DOCS = "API documentation; the gRPC face has server reflection"
@@ -101,71 +51,86 @@ NOT_API: dict[tuple[str, str], str] = {
     ("GET", "/metrics"): "the process's Prometheus metrics, both faces' included",
     ("GET", "/openapi.json"): _DOCS,
     ("GET", "/docs"): _DOCS,
-    ("GET", "/docs/oauth2-redirect"): _DOCS,
     ("GET", "/redoc"): _DOCS,
     ("GET", "/v1/feeds/asyncapi.json"): "the WebSocket feeds' AsyncAPI document; gRPC has reflection",
     ("GET", "/rules/"): "the players' rules as web pages, for the web client",
     ("GET", "/rules/{name}"): "the players' rules as web pages, for the web client",
 }
+# Each WebSocket feed and the stream it is on the gRPC face (FindMatch and
+# JoinParty are CreateTicket or JoinTicket, then FollowTicket).
+FEED_STREAMS = {
+    "/v1/tables/{id}/events": "PlatformService.FollowTable",
+    "/v1/matchmaking/tickets/{id}/events": "PlatformService.FollowTicket",
+    "/v1/social/events": "SocialService.FollowSocial",
+    "/v1/tournaments/{id}/events": "CompetitionService.FollowTournament",
+}
 
 
 def app_routes(app: FastAPI) -> set[tuple[str, str]]:
-    """(method, path) of every route of the app, ("WS", path) for WebSockets."""
-    try:  # FastAPI ≥ 0.16x keeps included routers as branches: flatten them.
-        from fastapi.routing import iter_route_contexts
+    """(method, path) of every HTTP route of the app."""
+    from fastapi.routing import iter_route_contexts  # included routers are branches: flatten them
 
-        pairs = [(context.original_route, context.path) for context in iter_route_contexts(app.routes)]
-    except ImportError:
-        pairs = [(route, getattr(route, "path", None)) for route in app.routes]
     found = set()
-    for route, path in pairs:
-        if isinstance(route, Mount) and path == "":
-            path = "/"  # the web client's site, mounted at the root
-        assert path, route
-        if isinstance(route, WebSocketRoute):
-            found.add(("WS", path))
-        else:
-            # (A Mount, of the docs' static assets, has no methods.)
-            found |= {(method, path) for method in getattr(route, "methods", None) or () if method != "HEAD"}
+    for context in iter_route_contexts(app.routes):
+        route, path = context.original_route, context.path
+        if isinstance(route, Mount):
+            continue  # the docs' static assets, the web client's site
+        assert isinstance(route, Route), route  # no WebSocket here: the feeds are in front
+        found |= {(method, path) for method in route.methods or () if method != "HEAD"}
     return found
 
 
-def front_websockets() -> set[tuple[str, str]]:
-    """WebSockets served in front of the FastAPI app (gateway/sockets.py:
-    the table feed, as plain ASGI), as route templates."""
-    try:
-        from gateway.sockets import TABLE_FEED
-    except ImportError:  # served by a FastAPI route then
-        return set()
-    path = re.sub(r"\([^)]*\)", "{table_id}", TABLE_FEED.pattern.strip("^$"))
-    assert TABLE_FEED.match(path.replace("{table_id}", "T4ble_id-1")), path
-    return {("WS", path)}
+def test_every_rpc_is_bound_or_a_stream() -> None:
+    """The rule that keeps the faces equal: an RPC of a public service has an
+    HTTP binding exactly when it is not a stream."""
+    unbound, bound_streams = [], []
+    for service, _ in SERVICES:
+        for method in service.methods:
+            bound = method.GetOptions().HasExtension(google_api.http)
+            if method.server_streaming and bound:
+                bound_streams.append(method.full_name)
+            if not method.server_streaming and not bound:
+                unbound.append(method.full_name)
+    assert not unbound, f"RPCs without an HTTP binding: {unbound}"
+    assert not bound_streams, f"streams are feeds, not HTTP operations: {bound_streams}"
+    assert len(bindings()) >= 50
 
 
-def test_every_route_has_its_rpc_in_the_platform_service() -> None:
+def test_each_binding_names_what_its_messages_have() -> None:
+    for binding in bindings():
+        name = binding.method.full_name
+        for parameter in binding.path_fields:
+            field = binding.request.fields_by_name.get(parameter)
+            assert field is not None and field.type == field.TYPE_STRING, (name, parameter)
+        assert binding.body in ("", "*"), name
+        assert (binding.verb in ("GET", "DELETE")) == (binding.body == ""), name
+        if binding.response_body:
+            assert binding.response_body in binding.method.output_type.fields_by_name, name
+        if binding.created:
+            assert binding.verb == "POST" and binding.status == 201, name
+    routes = [(b.verb, b.path) for b in bindings()]
+    assert len(routes) == len(set(routes)), "two RPCs on one route"
+
+
+def test_the_app_serves_the_bindings_and_only_what_is_not_an_rpc() -> None:
     app = create_app(GatewaySettings())  # built, never started: no Redis, no games needed
-    served = app_routes(app) | front_websockets()
-    api = {route for route in served if route not in NOT_API and route not in COMPETITION_ROUTES}
-    assert not ROUTES.keys() & SOCIAL_ROUTES.keys()
-    missing = sorted(api - ROUTES.keys() - SOCIAL_ROUTES.keys())
-    assert not missing, f"routes without a gRPC counterpart in the table: {missing}"
-    stale = sorted((ROUTES.keys() | SOCIAL_ROUTES.keys()) - api)
-    assert not stale, f"the table names routes the gateway does not serve: {stale}"
-    assert {
-        ("WS", "/v1/tables/{table_id}/events"),
-        ("WS", "/v1/matchmaking/tickets/{ticket_id}/events"),
-        ("WS", "/v1/social/events"),
-    } <= api
-    for service, routes in ((SERVICE, ROUTES), (SOCIAL, SOCIAL_ROUTES)):
-        methods = service.methods_by_name
-        unknown = sorted(set(routes.values()) - set(methods))
-        assert not unknown, f"not in {service.full_name}: {unknown}"
-        # And the other way: every call of the service is some route's.
-        assert set(routes.values()) == set(methods), sorted(set(methods) - set(routes.values()))
-        # A feed is a stream on both faces.
-        for (method, _), rpc in routes.items():
-            if method == "WS":
-                assert methods[rpc].server_streaming, rpc
+    served = app_routes(app)
+    bound = {(b.verb, b.path) for b in bindings()}
+    assert served - NOT_API.keys() == bound
+    assert NOT_API.keys() <= served, sorted(NOT_API.keys() - served)
+    # Every feed is one of the services' streams; every stream but FindMatch
+    # and JoinParty (a ticket made, then followed) is a feed.
+    feeds = {
+        re.sub(r"\([^)]+\)", "{id}", pattern.pattern.strip("^$").replace("()", "")) for pattern, _ in FEEDS
+    }
+    assert feeds == FEED_STREAMS.keys(), feeds
+    streams = {
+        f"{service.name}.{method.name}"
+        for service, _ in SERVICES
+        for method in service.methods
+        if method.server_streaming
+    }
+    assert streams - set(FEED_STREAMS.values()) == {"PlatformService.FindMatch", "PlatformService.JoinParty"}
 
 
 # -- the two faces refuse alike ------------------------------------------------------
@@ -517,24 +482,196 @@ async def test_an_undecodable_request_is_invalid_argument_on_every_face(
     assert await ana.view(table_id) == before
 
 
-async def test_the_running_gateway_serves_what_the_table_lists(
+async def test_the_running_gateway_documents_what_it_serves(
     http: httpx.AsyncClient, channel: grpc.aio.Channel
 ) -> None:
-    """The running replica's OpenAPI document has no operation the table
-    lacks, and its gRPC face answers health checks (for /livez, /healthz)."""
+    """The running replica's OpenAPI document has an operation for each
+    binding and none else but the probes (no feed as an HTTP operation: they
+    are in the AsyncAPI document, which it links to), and its gRPC face
+    answers health checks (for /livez, /healthz)."""
     schema = (await http.get("/openapi.json")).json()
     operations = {
-        # The WebSocket feeds are documented as the GET of their upgrade.
-        ("WS" if "feeds" in operation.get("tags", ()) else method.upper(), path)
+        (method.upper(), path)
         for path, item in schema["paths"].items()
-        for method, operation in item.items()
+        for method in item
         if method in ("get", "post", "put", "delete", "patch")
     }
-    listed = ROUTES.keys() | SOCIAL_ROUTES.keys()
-    assert {route for route in listed if route[0] == "WS"} <= operations
-    others = NOT_API.keys() | COMPETITION_ROUTES.keys()
-    assert operations - others <= listed, sorted(operations - others - listed)
+    assert operations - NOT_API.keys() == {(b.verb, b.path) for b in bindings()}
+    assert schema["externalDocs"]["url"] == "/v1/feeds/asyncapi.json"
+    asyncapi = (await http.get("/v1/feeds/asyncapi.json")).json()
+    addresses = {channel["address"] for channel in asyncapi["channels"].values()}
+    assert {re.sub(r"\{\w+\}", "{id}", a) for a in addresses} == FEED_STREAMS.keys()
     health = health_pb2_grpc.HealthStub(channel)
-    for service in ("", SERVICE.full_name):
+    for service in ("", *(s.full_name for s, _ in SERVICES)):
         reply = await health.Check(health_pb2.HealthCheckRequest(service=service))
         assert reply.status == health_pb2.HealthCheckResponse.SERVING
+
+
+# -- strict input, the same on both faces ----------------------------------------------
+
+SOCIAL = "/rodada.platform.v1.SocialService"
+
+
+def varint(number: int) -> bytes:
+    out = b""
+    while True:
+        low, number = number & 0x7F, number >> 7
+        out += bytes([low | (0x80 if number else 0)])
+        if not number:
+            return out
+
+
+async def test_strict_input_is_refused_alike_and_changes_nothing(
+    http: httpx.AsyncClient, channel: grpc.aio.Channel, faces: Stack
+) -> None:
+    """A float for an integer or an enum, an unknown field, an enum value the
+    enum does not have, a number out of its field's range: 422
+    ``invalid_request`` over HTTP on a connection that stays open,
+    INVALID_ARGUMENT over gRPC; and nothing changes."""
+    ana = await register(http, "strict")
+    table_id, _ = await seated_table([ana], "yatzy")
+    before = await ana.view(table_id)
+    games = (await http.get("/v1/games")).json()["games"]
+    mode = next(g for g in games if g["name"] == "yatzy")["modes"][0]["name"]
+    board = f"/v1/leaderboards/yatzy/{mode}"
+    actions = f"/v1/tables/{table_id}/actions"
+    version = before["version"]
+    platform, report = f"/{SERVICE.full_name}", f"{SOCIAL}/ReportMessage"
+    leaderboard = platform_pb2.GetLeaderboardRequest(game="yatzy", mode=mode).SerializeToString()
+    http_cases = {
+        "a float for an enum": ("POST", "/v1/social/reports", {"channel": 1.5, "message_id": "1-0"}),
+        "a bool for an enum": ("POST", "/v1/social/reports", {"channel": True, "message_id": "1-0"}),
+        "an enum name the enum does not have": (
+            "POST",
+            "/v1/social/reports",
+            {"channel": "CHAT_CHANNEL_LOUD", "message_id": "1-0"},
+        ),
+        "an enum number the enum does not have": ("POST", "/v1/social/reports", {"channel": 42}),
+        "a float for an integer": ("GET", f"{board}?limit=2.5", None),
+        "an int32 out of range": ("GET", f"{board}?offset=2147483648", None),
+        "2^63 for an int32": ("GET", f"{board}?offset=9223372036854775808", None),
+        "a uint32 out of range": ("POST", actions, {"expected_version": 2**32, "action": {"roll": {}}}),
+        "a float for a version": (
+            "POST",
+            actions,
+            {"expected_version": version + 0.5, "action": {"roll": {}}},
+        ),
+        "an unknown field": ("POST", actions, {"expected_version": version, "action": {"roll": {}}, "x": 1}),
+        "an unknown query parameter": ("GET", f"{board}?page=2", None),
+        "max_entrants out of int32": (
+            "POST",
+            "/v1/tournaments",
+            {"name": "x", "game": "yatzy", "format": "TOURNAMENT_FORMAT_SWISS", "max_entrants": 2**31},
+        ),
+    }
+    for name, (method, path, body) in http_cases.items():
+        response = await http.request(method, path, json=body, headers=ana.headers)
+        assert (response.status_code, response.json()["error"]["code"]) == (422, "invalid_request"), (
+            name,
+            response.text,
+        )
+        assert response.headers.get("connection") != "close", name
+    # A float for the game's enum is the game's malformed action, never box 2.
+    response = await http.post(
+        actions, json={"expected_version": version, "action": {"score": {"box": 2.5}}}, headers=ana.headers
+    )
+    assert (response.status_code, response.json()["error"]["code"]) == (422, "malformed_action")
+
+    auth = bearer(ana.token)
+    grpc_cases = {
+        # A float where an enum is: a 64-bit field where a varint belongs.
+        "a float for an enum": (report, b"\x12\x031-0" + b"\x09" + struct.pack("<d", 1.5)),
+        "an enum number the enum does not have": (
+            report,
+            bytes([0x08, 42]) + b"\x12\x031-0",
+        ),
+        "a float for an integer": (
+            f"{platform}/GetLeaderboard",
+            leaderboard + b"\x25" + struct.pack("<f", 2.5),
+        ),
+        "an unknown field": (f"{platform}/GetMe", varint(111 << 3) + b"\x01"),
+        # 2^31 for the int32 offset reads as -2^31: a page that is not one.
+        "an int32 out of range": (f"{platform}/GetLeaderboard", leaderboard + b"\x18" + varint(2**31)),
+    }
+    for name, (method, body) in grpc_cases.items():
+        error = await raw_unary(channel, method, body, auth)
+        assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, (name, refusal(error))
+    assert await ana.view(table_id) == before
+
+
+async def test_paging_means_one_thing_on_both_faces(
+    http: httpx.AsyncClient, channel: grpc.aio.Channel
+) -> None:
+    """``limit=0`` is the server's default page (AIP-158) on both faces; a
+    limit past the largest page is refused on both."""
+    ana = await register(http, "pager")
+    api = platform_pb2_grpc.PlatformServiceStub(channel)
+    games = (await http.get("/v1/games")).json()["games"]
+    mode = next(g for g in games if g["name"] == "yatzy")["modes"][0]["name"]
+    for limit in (0, 100):
+        over_http = await ana.call("GET", f"/v1/leaderboards/yatzy/{mode}?limit={limit}")
+        over_grpc = await api.GetLeaderboard(
+            platform_pb2.GetLeaderboardRequest(game="yatzy", mode=mode, limit=limit),
+            metadata=bearer(ana.token),
+        )
+        assert over_http["game"] == over_grpc.game == "yatzy" and over_http["offset"] == over_grpc.offset == 0
+    response = await http.get(f"/v1/leaderboards/yatzy/{mode}?limit=101", headers=ana.headers)
+    error = await grpc_refused(
+        lambda: api.GetLeaderboard(
+            platform_pb2.GetLeaderboardRequest(game="yatzy", mode=mode, limit=101), metadata=bearer(ana.token)
+        )
+    )
+    assert (response.status_code, response.json()["error"]["code"]) == (422, refusal(error)[1])
+    assert refusal(error)[0] == grpc.StatusCode.INVALID_ARGUMENT
+    response = await http.get(f"/v1/users/{ana.user_id}/matches?limit=0", headers=ana.headers)
+    assert response.status_code == 200 and response.json()["matches"] == []
+
+
+async def test_an_any_that_is_not_the_games_message_is_invalid_argument(
+    http: httpx.AsyncClient, channel: grpc.aio.Channel, faces: Stack
+) -> None:
+    """Act and Ask with an Any whose bytes do not parse as the game's message
+    (a truncated varint), on the platform's face and the game's own
+    MatchService: INVALID_ARGUMENT with the game's reason, not INTERNAL; over
+    HTTP an action that is not an object is the same refusal."""
+    ana = await register(http, "anyone")
+    table_id, _ = await seated_table([ana], "yatzy")
+    before = await ana.view(table_id)
+    truncated = b"\x0a\x02\x08\xff"  # roll { keep: a varint that never ends }
+    action = pack(yatzy_pb2.Action())
+    action.value = truncated
+    question = pack(yatzy_pb2.Question())
+    question.value = truncated
+    api = platform_pb2_grpc.PlatformServiceStub(channel)
+    auth = bearer(ana.token)
+    from rodada.common.v1 import match_pb2, match_pb2_grpc
+
+    async with grpc.aio.insecure_channel(faces.service("yatzy")) as game_channel:
+        game = match_pb2_grpc.MatchServiceStub(game_channel)
+        calls = {
+            "platform Act": lambda: api.Act(
+                platform_pb2.ActRequest(table_id=table_id, expected_version=before["version"], action=action),
+                metadata=auth,
+            ),
+            "platform Ask": lambda: api.Ask(
+                platform_pb2.AskRequest(table_id=table_id, question=question), metadata=auth
+            ),
+            "yatzy Act": lambda: game.Act(
+                match_pb2.ActRequest(match_id=table_id, expected_version=before["version"], action=action),
+                metadata=auth,
+            ),
+            "yatzy Ask": lambda: game.Ask(
+                match_pb2.AskRequest(match_id=table_id, question=question), metadata=auth
+            ),
+        }
+        for name, call in calls.items():
+            error = await grpc_refused(call)
+            assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, (name, refusal(error))
+            assert refusal(error)[1] in ("malformed_action", "invalid_question"), (name, refusal(error))
+    response = await http.post(
+        f"/v1/tables/{table_id}/actions",
+        json={"expected_version": before["version"], "action": {"roll": "all"}},
+        headers=ana.headers,
+    )
+    assert (response.status_code, response.json()["error"]["code"]) == (422, "malformed_action")
+    assert await ana.view(table_id) == before

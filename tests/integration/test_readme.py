@@ -1,6 +1,7 @@
-"""The README's grpcurl walkthrough, run as it is written against a real
-stack: two players, a table, an invite, a whole Yatzy game and the feed,
-over gRPC alone."""
+"""The README's walkthroughs, run as they are written against a real stack:
+with curl over HTTP (two players, a table, an invite, moves and refusals;
+then, once Ana is an admin, a tournament announced, entered and started),
+and with grpcurl over gRPC alone (a whole Yatzy game and the feed)."""
 
 from __future__ import annotations
 
@@ -16,12 +17,46 @@ from tools.stack import Stack
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
-def walkthrough() -> str:
+def block(heading: str, containing: str = "") -> str:
+    """The first sh block after ``heading`` (that contains ``containing``)."""
     text = README.read_text()
-    section = text[text.index("### A mobile walkthrough with grpcurl") :]
-    found = re.search(r"```sh\n(.*?)```", section, re.S)
-    assert found, "no sh block in the grpcurl walkthrough"
-    return found.group(1)
+    section = text[text.index(heading) :]
+    found = next((b for b in re.findall(r"```sh\n(.*?)```", section, re.S) if containing in b), None)
+    assert found, f"no sh block under {heading!r}"
+    return str(found)
+
+
+def walkthrough() -> str:
+    return block("### A mobile walkthrough with grpcurl")
+
+
+def test_the_curl_walkthroughs_play_and_announce_a_tournament(tmp_path: Path) -> None:
+    play = block("## Play Yatzy with curl")
+    tournament = block("**Leagues.**", containing="/v1/tournaments")
+    # What the README says in words between the two: grant Ana the admin
+    # role, and log her in again for a token that carries it.
+    grant = (
+        f"{sys.executable} -m tools.admin grant ana\n"
+        "ANA=$(curl -s -X POST $GW/v1/auth/login -H 'content-type: application/json' "
+        """-d '{"username": "ana", "password": "correct horse"}' | jq -r .access_token)\n"""
+    )
+    with Stack(tmp_path, games=["yatzy", "bozo"]) as stack:
+        env = {**os.environ, "GW": stack.gateway(), "REDIS_URL": stack.redis_url}
+        done = subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", f"{play}\n{grant}\n{tournament}"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    out = done.stdout
+    assert '"ana"' in out and '"bia"' in out, out  # both at the table
+    assert '"version": 1' in out and '"dice"' in out and '"scores"' in out, out  # the start, the moves
+    assert '"code":"stale_version"' in out and '"code":"not_your_turn"' in out, out
+    assert ": admin" in out, out  # the grant
+    assert '"entrant":' in out, out  # Caio registered
 
 
 def test_the_grpcurl_walkthrough_plays_a_whole_game(tmp_path: Path) -> None:

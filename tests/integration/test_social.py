@@ -451,12 +451,12 @@ async def test_the_api_documents_are_typed_from_the_protos(
         if "chat" in member["properties"]
     )
     assert chat == {"$ref": "#/components/schemas/rodada.platform.v1.ChatMessage@any"}
-    feed = paths["/v1/social/events"]["get"]
-    assert feed["operationId"] == "feed_social" and feed["parameters"] == []
-    item = feed["responses"]["101"]["content"]["application/json"]["schema"]["oneOf"][0]
-    assert item == {"$ref": "#/components/schemas/rodada.platform.v1.FollowSocialResponse"}
+    # The feed is no HTTP operation: the AsyncAPI document describes it.
+    assert "/v1/social/events" not in paths
     asyncapi = (await one.get("/v1/feeds/asyncapi.json")).json()
     assert asyncapi["channels"]["social"]["address"] == "/v1/social/events"
+    item = asyncapi["channels"]["social"]["messages"]["item"]["payload"]
+    assert item == {"$ref": "#/components/schemas/rodada.platform.v1.FollowSocialResponse"}
     assert "rodada.platform.v1.SocialEvent" in asyncapi["components"]["schemas"]
 
 

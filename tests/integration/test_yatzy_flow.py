@@ -265,7 +265,18 @@ async def test_refused_requests_change_nothing(http: httpx.AsyncClient, stack: S
     await refused(ana, {"expected_version": version, "action": {}}, 422, "malformed_action")
     await refused(ana, {"expected_version": 2**32, "action": {"roll": {}}}, 422, "invalid_request")
     await refused(ana, {"expected_version": version + 7, "action": {"roll": {}}}, 409, "stale_version")
-    await refused(ana, {"action": {"roll": {}}}, 422, "invalid_request")
+    # Proto3 has no required fields: a missing expected_version is 0, a
+    # version no match is at (it starts at 1), as over gRPC.
+    await refused(ana, {"action": {"roll": {}}}, 409, "stale_version")
+    await refused(
+        ana, {"expected_version": version, "action": {"score": {"box": 2.5}}}, 422, "malformed_action"
+    )
+    await refused(ana, {"expected_version": 1.5, "action": {"roll": {}}}, 422, "invalid_request")
+    await refused(
+        ana, {"expected_version": version, "action": {"roll": {}}, "extra": 1}, 422, "invalid_request"
+    )
+    wrong_game = {"@type": "type.googleapis.com/rodada.dudo.v1.Action", "dudo": {}}
+    await refused(ana, {"expected_version": version, "action": wrong_game}, 422, "malformed_action")
     forged = Player(http, stack.token(Identity(ana.user_id, "ana", "user")) + "x", ana.user_id, "ana")
     await refused(forged, {"expected_version": version, "action": {"roll": {}}}, 401, "unauthenticated")
     # The same refusals straight over gRPC carry their status and reason.

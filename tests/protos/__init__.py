@@ -11,6 +11,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 PROTOS = REPO / "protos"
+# Ours: protos/google/api holds the vendored HTTP annotations (test_buf.py).
+OURS = sorted((PROTOS / "rodada").rglob("*.proto"))
 NODE_BIN = REPO / "node_modules" / ".bin"
 
 

@@ -46,15 +46,31 @@ def test_the_lint_exception_is_needed_and_no_wider() -> None:
     those files (none is listed for nothing)."""
     config = yaml.safe_load(CONFIG.read_text())
     lint = config["lint"]
-    assert lint["use"] == ["STANDARD", "COMMENTS"] and "except" not in lint and "ignore" not in lint
+    assert lint["use"] == ["STANDARD", "COMMENTS"] and "except" not in lint
+    assert lint["ignore"] == ["protos/google"]  # vendored (below), not ours
     assert set(lint["ignore_only"]) == {"ENUM_VALUE_PREFIX"}
     listed = set(lint["ignore_only"]["ENUM_VALUE_PREFIX"])
     assert listed and all(re.fullmatch(r"protos/rodada/\w+/v1/\w+\.proto", path) for path in listed)
 
-    without = {**config, "lint": {"use": lint["use"]}}
+    without = {**config, "lint": {"use": lint["use"], "ignore": lint["ignore"]}}
     found = findings(buf("lint", "--error-format=json", "--config", json.dumps(without)))
     assert {f["type"] for f in found} == {"ENUM_VALUE_PREFIX"}
     assert {f["path"] for f in found} == listed
+
+
+def test_the_vendored_http_annotations_are_the_wheels() -> None:
+    """google/api/annotations.proto and http.proto, which the protos import
+    for their HTTP bindings, are the googleapis-common-protos wheel's copies:
+    the wheel's Python modules are what the gateway reads the bindings with."""
+    from google.api import annotations_pb2
+
+    wheel = Path(annotations_pb2.__file__).parent
+    for name in ("annotations.proto", "http.proto"):
+        assert (PROTOS / "google" / "api" / name).read_text() == (wheel / name).read_text(), name
+    ours = {p.relative_to(PROTOS).as_posix() for p in PROTOS.rglob("*.proto")} - {
+        p.relative_to(PROTOS).as_posix() for p in PROTOS.glob("rodada/**/*.proto")
+    }
+    assert ours == {"google/api/annotations.proto", "google/api/http.proto"}
 
 
 # -- breaking --------------------------------------------------------------------------
@@ -134,7 +150,9 @@ def mutated_copy(tmp_path: Path, path: str, old: str, new: str) -> Path:
         ),
         pytest.param(
             "protos/rodada/platform/v1/platform.proto",
-            "  rpc GetPresence(GetPresenceRequest) returns (GetPresenceResponse);\n",
+            "  rpc GetPresence(GetPresenceRequest) returns (GetPresenceResponse) {\n"
+            '    option (google.api.http) = {get: "/v1/tables/{table_id}/presence"};\n'
+            "  }\n",
             "",
             "RPC_NO_DELETE",
             id="an RPC deleted",

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from google.protobuf.descriptor import FileDescriptor
 
-from tests.protos import PROTOS
+from tests.protos import OURS, PROTOS
 
-FILES = sorted(PROTOS.rglob("*.proto"))
+FILES = OURS
 
 
 def descriptor(path: Path) -> FileDescriptor:

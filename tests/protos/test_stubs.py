@@ -20,12 +20,12 @@ from rodada.common.v1 import match_pb2
 from rodada.platform.v1 import platform_pb2, platform_pb2_grpc
 
 from services.kit.tokens import Identity
-from tests.protos import PROTOS, REPO, run, tool
+from tests.protos import OURS, PROTOS, REPO, run, tool
 from tools.stack import Stack
 from tools.stubs import TEMPLATE, runnable
 
 GEN = REPO / "gen"
-FILES = sorted(p.relative_to(PROTOS) for p in PROTOS.rglob("*.proto"))
+FILES = [p.relative_to(PROTOS) for p in OURS]
 # Where the generated Java compiles from: Debian's packages (make debian-tools).
 JAVA_CLASSPATH = [
     "/usr/share/java/protobuf.jar",

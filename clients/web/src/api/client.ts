@@ -206,7 +206,7 @@ export class Client {
     return this.call("POST", `/v1/tables/${enc(tableId)}/actions`, { expected_version: expectedVersion, action });
   }
 
-  ask(tableId: string, question: Question): Promise<Schemas["rodada.common.v1.AskResponse"]> {
+  ask(tableId: string, question: Question): Promise<Schemas["rodada.platform.v1.AskResponse"]> {
     return this.call("POST", `/v1/tables/${enc(tableId)}/ask`, { question });
   }
 

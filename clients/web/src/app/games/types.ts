@@ -9,7 +9,7 @@ export interface Board {
   myTurn: boolean;
   name(seat: number): string;
   act(action: Action): void;
-  ask(question: Question): Promise<Schemas["rodada.common.v1.AskResponse"]>;
+  ask(question: Question): Promise<Schemas["rodada.platform.v1.AskResponse"]>;
   /** Kept between redraws (selections, a bid being composed), per table. */
   memo: Record<string, unknown>;
   /** Redraw (after a local change such as toggling a kept die). */
