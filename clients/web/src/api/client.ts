@@ -8,6 +8,7 @@
  * browser's or Node's (pass `ws` as `WebSocket` on Node 20).
  */
 import {
+  type FeedOptions,
   SocialFeed,
   type SocialFeedHandlers,
   TableFeed,
@@ -286,8 +287,8 @@ export class Client {
   }
 
   /** A table's feed: its history from `afterEventId`, then live (feed.ts). */
-  followTable(tableId: string, handlers: TableFeedHandlers, afterEventId = 0): TableFeed {
-    return new TableFeed(this, tableId, handlers, afterEventId);
+  followTable(tableId: string, handlers: TableFeedHandlers, afterEventId = 0, options?: FeedOptions): TableFeed {
+    return new TableFeed(this, tableId, handlers, afterEventId, options);
   }
 
   // -- matchmaking --
@@ -311,8 +312,8 @@ export class Client {
   }
 
   /** A ticket's feed; the open socket keeps the ticket in the queue. */
-  followTicket(ticketId: string, handlers: TicketFeedHandlers): TicketFeed {
-    return new TicketFeed(this, ticketId, handlers);
+  followTicket(ticketId: string, handlers: TicketFeedHandlers, options?: FeedOptions): TicketFeed {
+    return new TicketFeed(this, ticketId, handlers, options);
   }
 
   // -- standings and histories --
@@ -406,8 +407,8 @@ export class Client {
   }
 
   /** Your social feed: private messages, friend notices, table invites (feed.ts). */
-  followSocial(handlers: SocialFeedHandlers, afterId = ""): SocialFeed {
-    return new SocialFeed(this, handlers, afterId);
+  followSocial(handlers: SocialFeedHandlers, afterId = "", options?: FeedOptions): SocialFeed {
+    return new SocialFeed(this, handlers, afterId, options);
   }
 
   // -- trophies, tournaments, leagues --
@@ -455,8 +456,8 @@ export class Client {
   }
 
   /** A tournament now and after every change, until it is over (feed.ts). */
-  followTournament(tournamentId: string, handlers: TournamentFeedHandlers): TournamentFeed {
-    return new TournamentFeed(this, tournamentId, handlers);
+  followTournament(tournamentId: string, handlers: TournamentFeedHandlers, options?: FeedOptions): TournamentFeed {
+    return new TournamentFeed(this, tournamentId, handlers, options);
   }
 
   /** A ranked mode's current season: standings per division and the last moves. */

@@ -35,25 +35,31 @@ const recordingFetch: typeof fetch = async (input, init) => {
   return response;
 };
 
-/** Every socket the clients opened, newest last (a test cuts or stalls one). */
-export const sockets: WebSocket[] = [];
+const opened = new WeakMap<Client, WebSocket[]>();
 
-/** `ws`, each socket's first message written down (which proves the feed answered). */
-class RecordingWebSocket extends WebSocket {
-  constructor(url: string) {
-    super(url);
-    sockets.push(this);
-    this.once("message", (data) => {
-      record({ ws: url, first: Object.keys(JSON.parse(String(data)) as object)[0] });
-    });
-  }
+/** The sockets a client opened, oldest first (a test cuts or stalls one). */
+export function sockets(player: Client): WebSocket[] {
+  return opened.get(player) ?? [];
 }
 
 export function client(store: SessionStore = new MemoryStore()): Client {
-  return new Client(GATEWAY, store, {
+  const mine: WebSocket[] = [];
+  /** `ws`, each socket's first message written down (which proves the feed answered). */
+  class RecordingWebSocket extends WebSocket {
+    constructor(url: string) {
+      super(url);
+      mine.push(this);
+      this.once("message", (data) => {
+        record({ ws: url, first: Object.keys(JSON.parse(String(data)) as object)[0] });
+      });
+    }
+  }
+  const player = new Client(GATEWAY, store, {
     fetch: recordingFetch,
     WebSocket: RecordingWebSocket as unknown as typeof globalThis.WebSocket,
   });
+  opened.set(player, mine);
+  return player;
 }
 
 /** Quick feeds for tests: a dead connection noticed within a second. */
