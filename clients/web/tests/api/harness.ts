@@ -1,7 +1,7 @@
 /**
  * What the TypeScript client's tests share: clients on the stack that
  * tests/web/test_ts_client.py started (RODADA_GATEWAY; an admin account,
- * RODADA_ADMIN), each recording the requests and sockets it makes
+ * RODADA_ADMIN and RODADA_ADMIN_PASSWORD), each recording the requests and sockets it makes
  * (RODADA_CALLS, one JSON line each) so that the Python side can tell every
  * operation and feed of the API was used through the client; players; and
  * waiting for what a feed delivers.
@@ -86,7 +86,7 @@ export async function registered(prefix = "player"): Promise<Client> {
 
 export async function admin(): Promise<Client> {
   const boss = client();
-  const session = await boss.logIn(setting("RODADA_ADMIN"), PASSWORD);
+  const session = await boss.logIn(setting("RODADA_ADMIN"), setting("RODADA_ADMIN_PASSWORD"));
   assert.equal(session.user?.role, "admin");
   return boss;
 }
