@@ -142,6 +142,8 @@ abstract class Feed<Message extends object> {
       if ("error" in data) this.handlers.refused?.(data.error);
       else if (!("end" in data) && !("pong" in data)) this.deliver(data as Message);
     };
+    // A close always follows an error; Node's `ws` would throw an error nobody listens to.
+    socket.onerror = () => undefined;
     socket.onclose = (close: CloseEvent) => {
       if (this.socket !== socket) return;
       this.drop();
@@ -152,7 +154,10 @@ abstract class Feed<Message extends object> {
         // The token expired between the hello and now: refresh, then resume.
         this.client.refresh().then(
           () => this.retry(close.code, close.reason),
-          () => this.stop(close.code, close.reason),
+          (error: unknown) =>
+            error instanceof ApiRefused && error.status === 401
+              ? this.stop(close.code, close.reason)
+              : this.retry(close.code, close.reason),
         );
       } else {
         this.retry(close.code, close.reason);

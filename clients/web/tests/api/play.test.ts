@@ -115,3 +115,27 @@ test("a question changes nothing: the Bozó advisor's advice at a solo table", a
   const refusal = await refused(player.ask(table.id, { bid_odds: { face: 2, quantity: 1 } }));
   assert.equal(refusal.status, 422);
 });
+
+test("a feed refused for good says why and does not reconnect", async () => {
+  const player = await guest();
+  const said: string[] = [];
+  let closed: [number, string] | null = null;
+  let retries = 0;
+  player.followTable(
+    "no_such_table",
+    {
+      refused: (error) => said.push(error.code),
+      closed: (code, reason) => (closed = [code, reason]),
+      disconnected: (_code, _reason, retry) => (retries += retry === null ? 0 : 1),
+    },
+    0,
+    QUICK,
+  );
+  const [code, reason] = await until("the refusal", () => closed ?? undefined);
+  assert.equal(code, 4404);
+  assert.equal(reason, "table_not_found");
+  assert.deepEqual(said, ["table_not_found"]);
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  assert.equal(retries, 0);
+  assert.equal(sockets(player).length, 1);
+});
