@@ -1,144 +1,354 @@
 /**
- * The WebSocket feeds (docs/feeds.md): a table's feed, which reconnects with
- * backoff and resumes from the last event id it received (nothing lost, nothing
- * twice), and a matchmaking ticket's feed (the open socket keeps the ticket).
+ * The WebSocket feeds (docs/feeds.md; /v1/feeds/asyncapi.json): a table's,
+ * a matchmaking ticket's, the caller's social feed and a tournament's. Each
+ * sends the hello with a fresh access token, pings to notice a connection
+ * that died without a close (a laptop lid, a lost network), and reconnects
+ * with backoff — resuming from the last event id where the feed has one (a
+ * table's, the social feed: nothing lost, nothing twice); the others send
+ * their state anew on connecting. It stops for good on `close()`, at the
+ * end (close 1000), and on a refusal that would be repeated (4403, 4404,
+ * 4422, 4429; 4401 once the session cannot be refreshed).
  */
-import type { Client } from "./client";
-import type { MatchEvent, Schemas, Snapshot, Table, TicketUpdate } from "./types";
+import { ApiRefused, type Client } from "./client";
+import type {
+  ApiError,
+  MatchEvent,
+  SocialEvent,
+  SocialFeedMessage,
+  Snapshot,
+  Table,
+  TableFeedMessage,
+  TicketFeedMessage,
+  TicketUpdate,
+  Tournament,
+  TournamentFeedMessage,
+} from "./types";
 
-export type FeedMessage =
-  | { event: MatchEvent }
-  | { snapshot: Snapshot }
-  | { table: Table }
-  | { end: { reason: string } }
-  | { error: Schemas["Error"]["error"] }
-  | { pong: unknown };
-
-export interface TableFeedHandlers {
-  event?(event: MatchEvent): void;
-  snapshot?(snapshot: Snapshot): void;
-  table?(table: Table): void;
-  /** The match is over and the feed closed for good. */
-  end?(reason: string): void;
+/** What every feed tells (all optional). */
+export interface FeedHandlers {
   /** Connected (again): `resumed` when it continued from an event id. */
   connected?(resumed: boolean): void;
-  /** Lost; it tries again after `retryInMs` (null: it will not, e.g. refused). */
+  /** Lost; it tries again after `retryInMs` (null: it will not, e.g. refused or over). */
   disconnected?(code: number, reason: string, retryInMs: number | null): void;
+  /** The server's refusal (`{"error"}`), just before it closes 4000 + the HTTP status. */
+  refused?(error: ApiError["error"]): void;
+  /** The feed is over (close 1000 after `{"end"}`): nothing more will come. */
+  end?(reason: string): void;
+  /** Stopped for good, over or refused (not called on `close()`). */
+  closed?(code: number, reason: string): void;
+}
+
+export interface FeedOptions {
+  /** A ping this often while connected (the server answers with a pong). */
+  pingEveryMs?: number;
+  /** Without any message for this long after a ping, the connection is taken for dead. */
+  deadAfterMs?: number;
 }
 
 const BACKOFF_START_MS = 250;
 const BACKOFF_CAP_MS = 10_000;
-/** Close codes after which reconnecting would be refused the same way. */
-const FINAL_CODES = new Set([1000, 4403, 4404, 4422, 4429]);
+const PING_EVERY_MS = 25_000;
+const DEAD_AFTER_MS = 10_000;
+export const CLOSE_FINISHED = 1000;
+const CLOSE_UNAUTHENTICATED = 4401;
+const OPEN = 1; // WebSocket.OPEN, which Node 20 has no global for
 
-export class TableFeed {
-  /** The last event id received: where a reconnection resumes. */
-  lastEventId = 0;
+/** A refusal the server would repeat: 4000 + a 4xx status, but 4401 (refresh, then retry). */
+function final(code: number): boolean {
+  return code === CLOSE_FINISHED || (code >= 4400 && code < 4500 && code !== CLOSE_UNAUTHENTICATED);
+}
+
+/** One feed's socket lifecycle; a kind of feed says its path, its hello and what it does with a message. */
+abstract class Feed<Message extends object> {
   private socket: WebSocket | null = null;
   private attempt = 0;
-  private timer: ReturnType<typeof setTimeout> | null = null;
-  private closed = false;
+  private retryTimer: ReturnType<typeof setTimeout> | null = null;
+  private pingTimer: ReturnType<typeof setInterval> | null = null;
+  private deadTimer: ReturnType<typeof setTimeout> | null = null;
+  private stopped = false;
+  private readonly pingEveryMs: number;
+  private readonly deadAfterMs: number;
 
   constructor(
-    private readonly client: Client,
-    readonly tableId: string,
-    private readonly handlers: TableFeedHandlers,
-    afterEventId = 0,
+    protected readonly client: Client,
+    private readonly path: string,
+    private readonly handlers: FeedHandlers,
+    options: FeedOptions,
   ) {
-    this.lastEventId = afterEventId;
+    this.pingEveryMs = options.pingEveryMs ?? PING_EVERY_MS;
+    this.deadAfterMs = options.deadAfterMs ?? DEAD_AFTER_MS;
+  }
+
+  /** The first message: the token and, where the feed resumes, where from. */
+  protected abstract hello(token: string): Record<string, unknown>;
+  /** Whether a connection now continues from an event id. */
+  protected abstract resuming(): boolean;
+  protected abstract deliver(message: Message): void;
+
+  /** Open (the subclasses' constructors call it once their fields are set). */
+  protected open(): void {
     void this.connect();
   }
 
-  /** Stop for good (leaving the page or the table). */
+  /** Whether the feed has stopped for good. */
+  get closed(): boolean {
+    return this.stopped;
+  }
+
+  /** Stop for good (leaving the page, the table or the queue). */
   close(): void {
-    this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.socket?.close(1000, "bye");
+    this.stopped = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.drop()?.close(CLOSE_FINISHED, "bye");
+  }
+
+  /** Forget the current socket (its later events are ignored); it, to close. */
+  private drop(): WebSocket | null {
+    const socket = this.socket;
     this.socket = null;
+    if (this.pingTimer) clearInterval(this.pingTimer);
+    if (this.deadTimer) clearTimeout(this.deadTimer);
+    this.pingTimer = this.deadTimer = null;
+    return socket;
   }
 
   private async connect(): Promise<void> {
-    if (this.closed) return;
+    if (this.stopped) return;
     let token: string;
     try {
       token = await this.client.token();
-    } catch {
-      this.retry(4401, "unauthenticated");
+    } catch (error) {
+      // Logged out (a refresh was refused): reconnecting cannot work.
+      if (error instanceof ApiRefused && error.status === 401) this.stop(CLOSE_UNAUTHENTICATED, error.code);
+      else this.retry(CLOSE_UNAUTHENTICATED, "token");
       return;
     }
-    const resumed = this.lastEventId > 0;
-    const socket = new WebSocket(this.client.socketUrl(`/v1/tables/${encodeURIComponent(this.tableId)}/events`));
+    if (this.stopped) return;
+    const resumed = this.resuming();
+    const socket = new this.client.WebSocket(this.client.socketUrl(this.path));
     this.socket = socket;
     socket.onopen = () => {
-      socket.send(JSON.stringify({ token, after_event_id: this.lastEventId }));
+      if (this.socket !== socket) return;
+      socket.send(JSON.stringify(this.hello(token)));
       this.attempt = 0;
+      this.pingTimer = setInterval(() => this.ping(socket), this.pingEveryMs);
       this.handlers.connected?.(resumed);
     };
     socket.onmessage = (message: MessageEvent) => {
-      if (this.socket === socket) this.deliver(JSON.parse(String(message.data)) as FeedMessage);
+      if (this.socket !== socket) return;
+      if (this.deadTimer) clearTimeout(this.deadTimer);
+      this.deadTimer = null;
+      const data = JSON.parse(String(message.data)) as Message | { error: ApiError["error"] } | { end: unknown };
+      if ("error" in data) this.handlers.refused?.(data.error);
+      else if (!("end" in data) && !("pong" in data)) this.deliver(data as Message);
     };
+    // A close always follows an error; Node's `ws` would throw an error nobody listens to.
+    socket.onerror = () => undefined;
     socket.onclose = (close: CloseEvent) => {
       if (this.socket !== socket) return;
-      this.socket = null;
-      if (this.closed) return;
-      if (FINAL_CODES.has(close.code)) {
-        this.closed = true;
-        this.handlers.disconnected?.(close.code, close.reason, null);
-        if (close.code === 1000) this.handlers.end?.(close.reason || "finished");
-        return;
-      }
-      if (close.code === 4401) {
+      this.drop();
+      if (this.stopped) return;
+      if (final(close.code)) {
+        this.stop(close.code, close.reason);
+      } else if (close.code === CLOSE_UNAUTHENTICATED) {
         // The token expired between the hello and now: refresh, then resume.
-        void this.client.refresh().catch(() => undefined);
+        this.client.refresh().then(
+          () => this.retry(close.code, close.reason),
+          (error: unknown) =>
+            error instanceof ApiRefused && error.status === 401
+              ? this.stop(close.code, close.reason)
+              : this.retry(close.code, close.reason),
+        );
+      } else {
+        this.retry(close.code, close.reason);
       }
-      this.retry(close.code, close.reason);
     };
+  }
+
+  /** A keepalive; no answer (nor anything else) in time and the socket is given up for a new one. */
+  private ping(socket: WebSocket): void {
+    if (this.socket !== socket || socket.readyState !== OPEN) return;
+    socket.send(JSON.stringify({ ping: Date.now() }));
+    this.deadTimer ??= setTimeout(() => {
+      if (this.socket !== socket) return;
+      this.drop();
+      socket.close(CLOSE_FINISHED, "no answer");
+      this.retry(1006, "no answer to the keepalive");
+    }, this.deadAfterMs);
   }
 
   private retry(code: number, reason: string): void {
     const delay = Math.min(BACKOFF_CAP_MS, BACKOFF_START_MS * 2 ** this.attempt) * (0.5 + Math.random() / 2);
     this.attempt += 1;
     this.handlers.disconnected?.(code, reason, delay);
-    this.timer = setTimeout(() => void this.connect(), delay);
+    this.retryTimer = setTimeout(() => void this.connect(), delay);
   }
 
-  private deliver(message: FeedMessage): void {
+  private stop(code: number, reason: string): void {
+    this.stopped = true;
+    this.handlers.disconnected?.(code, reason, null);
+    if (code === CLOSE_FINISHED) this.handlers.end?.(reason || "finished");
+    this.handlers.closed?.(code, reason);
+  }
+}
+
+// -- a table's feed --
+
+export interface TableFeedHandlers extends FeedHandlers {
+  event?(event: MatchEvent): void;
+  snapshot?(snapshot: Snapshot): void;
+  table?(table: Table): void;
+}
+
+type TableItem = Exclude<TableFeedMessage, { end: unknown } | { pong: unknown } | ApiError>;
+
+/** A table from its creation to its match's end: events, then the state to draw from, after each version. */
+export class TableFeed extends Feed<TableItem> {
+  /** The last event id received: where a reconnection resumes. */
+  lastEventId: number;
+
+  constructor(
+    client: Client,
+    readonly tableId: string,
+    private readonly on: TableFeedHandlers,
+    afterEventId = 0,
+    options: FeedOptions = {},
+  ) {
+    super(client, `/v1/tables/${encodeURIComponent(tableId)}/events`, on, options);
+    this.lastEventId = afterEventId;
+    this.open();
+  }
+
+  protected hello(token: string) {
+    return { token, after_event_id: this.lastEventId };
+  }
+
+  protected resuming(): boolean {
+    return this.lastEventId > 0;
+  }
+
+  protected deliver(message: TableItem): void {
     if ("event" in message) {
       if (message.event.id <= this.lastEventId) return; // already had it
       this.lastEventId = message.event.id;
-      this.handlers.event?.(message.event);
+      this.on.event?.(message.event);
     } else if ("snapshot" in message) {
       this.lastEventId = Math.max(this.lastEventId, message.snapshot.last_event_id);
-      this.handlers.snapshot?.(message.snapshot);
+      this.on.snapshot?.(message.snapshot);
     } else if ("table" in message) {
       this.lastEventId = Math.max(this.lastEventId, message.table.last_event_id);
-      this.handlers.table?.(message.table);
+      this.on.table?.(message.table);
     }
   }
 }
 
-export interface TicketFeedHandlers {
+// -- a matchmaking ticket's feed --
+
+export interface TicketFeedHandlers extends FeedHandlers {
+  /** `queue` while waiting, then `matched` (the table and seat) or `closed`. */
   update(update: TicketUpdate): void;
-  closed?(code: number, reason: string): void;
 }
 
-/** A matchmaking ticket's feed: keep it open while queued (closing drops the ticket). */
-export class TicketFeed {
-  private readonly socket: WebSocket;
-
-  constructor(client: Client, ticketId: string, handlers: TicketFeedHandlers) {
-    this.socket = new WebSocket(client.socketUrl(`/v1/matchmaking/tickets/${encodeURIComponent(ticketId)}/events`));
-    this.socket.onopen = () => {
-      void client.token().then((token) => this.socket.send(JSON.stringify({ token })));
-    };
-    this.socket.onmessage = (message: MessageEvent) => {
-      const data = JSON.parse(String(message.data)) as Partial<TicketUpdate> & { end?: unknown; error?: unknown };
-      if (data.ticket_id !== undefined) handlers.update(data as TicketUpdate);
-    };
-    this.socket.onclose = (close: CloseEvent) => handlers.closed?.(close.code, close.reason);
+/** A ticket's state as it changes; keep it open while queued (closing drops the ticket). */
+export class TicketFeed extends Feed<TicketUpdate> {
+  constructor(
+    client: Client,
+    readonly ticketId: string,
+    private readonly on: TicketFeedHandlers,
+    options: FeedOptions = {},
+  ) {
+    super(client, `/v1/matchmaking/tickets/${encodeURIComponent(ticketId)}/events`, on, options);
+    this.open();
   }
 
-  close(): void {
-    this.socket.close(1000, "bye");
+  protected hello(token: string) {
+    return { token };
+  }
+
+  protected resuming(): boolean {
+    return false;
+  }
+
+  protected deliver(message: Exclude<TicketFeedMessage, { end: unknown } | ApiError>): void {
+    if ("ticket_id" in message) this.on.update(message);
+  }
+
+}
+
+// -- the social feed --
+
+export interface SocialFeedHandlers extends FeedHandlers {
+  /** A private message, a friend notice or a table invite. */
+  event(event: SocialEvent): void;
+}
+
+/** The caller's social feed; while it is open the caller is online for their friends. */
+export class SocialFeed extends Feed<Exclude<SocialFeedMessage, { pong: unknown } | ApiError>> {
+  /** The last event id received: where a reconnection resumes ("" for everything kept). */
+  lastId: string;
+
+  constructor(
+    client: Client,
+    private readonly on: SocialFeedHandlers,
+    afterId = "",
+    options: FeedOptions = {},
+  ) {
+    super(client, "/v1/social/events", on, options);
+    this.lastId = afterId;
+    this.open();
+  }
+
+  protected hello(token: string) {
+    return { token, after_id: this.lastId };
+  }
+
+  protected resuming(): boolean {
+    return this.lastId !== "";
+  }
+
+  protected deliver(message: Exclude<SocialFeedMessage, { pong: unknown } | ApiError>): void {
+    const event = "event" in message ? message.event : undefined;
+    if (!event || !newer(event.id, this.lastId)) return;
+    this.lastId = event.id;
+    this.on.event(event);
+  }
+}
+
+/** Whether stream id `id` ("<ms>-<seq>") comes after `last`. */
+function newer(id: string, last: string): boolean {
+  if (!last) return true;
+  const [ms, seq] = id.split("-").map(Number);
+  const [lastMs, lastSeq] = last.split("-").map(Number);
+  return ms > lastMs || (ms === lastMs && seq > lastSeq);
+}
+
+// -- a tournament's feed --
+
+export interface TournamentFeedHandlers extends FeedHandlers {
+  tournament(tournament: Tournament): void;
+}
+
+/** A tournament now and after every change (registrations, rounds, results), until it is over. */
+export class TournamentFeed extends Feed<Exclude<TournamentFeedMessage, { end: unknown } | ApiError>> {
+  constructor(
+    client: Client,
+    readonly tournamentId: string,
+    private readonly on: TournamentFeedHandlers,
+    options: FeedOptions = {},
+  ) {
+    super(client, `/v1/tournaments/${encodeURIComponent(tournamentId)}/events`, on, options);
+    this.open();
+  }
+
+  protected hello(token: string) {
+    return { token };
+  }
+
+  protected resuming(): boolean {
+    return false;
+  }
+
+  protected deliver(message: Exclude<TournamentFeedMessage, { end: unknown } | ApiError>): void {
+    if ("tournament" in message) this.on.tournament(message.tournament);
   }
 }

@@ -1,0 +1,86 @@
+/** Trophies, and a small tournament run to its end over the client, followed live on its feed. */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { Tournament } from "../../src/api/types";
+import { QUICK, admin, guest, me, playBozo, refused, registered, until } from "./harness";
+
+test("every trophy there is to win", async () => {
+  const kinds = await (await guest()).trophyKinds();
+  const ids = kinds.map((k) => k.id);
+  for (const id of ["first_win", "yatzy_300", "bozo_general", "domino_batida", "tournament_podium"]) {
+    assert.ok(ids.includes(id), id);
+  }
+  assert.ok(kinds.every((k) => k.title && k.description));
+});
+
+test("a Bozó duel tournament: announced, registered, started, played and followed to its end", async () => {
+  const boss = await admin();
+  const [ana, bia, caio] = await Promise.all([registered("ana"), registered("bia"), registered("caio")]);
+  const notAdmin = await refused(ana.createTournament({ name: "Copa", game: "bozo", format: "swiss", max_entrants: 2 }));
+  assert.equal(notAdmin.code, "admin_required");
+  const created = await boss.createTournament({
+    name: "Copa do Cliente",
+    game: "bozo",
+    options: { mode: "DUEL" },
+    format: "swiss",
+    max_entrants: 2,
+  });
+  assert.equal(created.status, "TOURNAMENT_STATUS_REGISTRATION");
+  assert.equal(created.table_size, 2);
+
+  const seen: Tournament[] = [];
+  const feed = caio.followTournament(created.id, { tournament: (t) => seen.push(t) }, QUICK);
+  let ended: string | null = null;
+  const ends = ana.followTournament(created.id, { tournament: () => undefined, end: (reason) => (ended = reason) });
+  await until("the tournament on the feed", () => seen.length > 0);
+  assert.equal(seen[0].id, created.id);
+
+  await ana.registerForTournament(created.id);
+  await bia.registerForTournament(created.id);
+  const full = await refused(caio.registerForTournament(created.id));
+  assert.equal(full.code, "tournament_full");
+  await bia.withdrawFromTournament(created.id);
+  await caio.registerForTournament(created.id);
+  assert.deepEqual(
+    (await boss.tournament(created.id)).entrants.flatMap((e) => e.players.map((p) => p.user_id)).sort(),
+    [me(ana), me(caio)].sort(),
+  );
+  const listed = await ana.tournaments({ game: "bozo", status: "registration" });
+  assert.ok(listed.some((t) => t.id === created.id));
+  await until("the registrations on the feed", () => seen[seen.length - 1].entrants.length === 2);
+
+  const started = await boss.startTournament(created.id);
+  assert.equal(started.status, "TOURNAMENT_STATUS_RUNNING");
+  assert.equal(started.rounds_planned, 1);
+  const [board] = started.rounds[0].boards;
+  assert.ok((await ana.tournaments({ status: "running" })).some((t) => t.id === created.id));
+
+  const final = await playBozo(
+    new Map([
+      [me(ana), ana],
+      [me(caio), caio],
+    ]),
+    board.table_id,
+  );
+  assert.equal(final.status, "MATCH_STATUS_FINISHED");
+  const over = await until("the end on the feed", () => {
+    const last = seen[seen.length - 1];
+    return last.status === "TOURNAMENT_STATUS_FINISHED" && last;
+  }, 60_000);
+  await until("the feed's end", () => ended !== null && feed.closed && ends.closed);
+  assert.equal(ended, "tournament_over");
+  assert.deepEqual(
+    seen.map((t) => t.status).filter((s, i, all) => s !== all[i - 1]),
+    ["TOURNAMENT_STATUS_REGISTRATION", "TOURNAMENT_STATUS_RUNNING", "TOURNAMENT_STATUS_FINISHED"],
+  );
+  assert.deepEqual(
+    over.standings.map((s) => s.place),
+    [1, 2],
+  );
+  const winner = over.entrants.find((e) => e.id === over.standings[0].entrant_id)?.players[0].user_id;
+  assert.ok(winner === me(ana) || winner === me(caio));
+  const podium = await until("the podium's trophy", async () =>
+    (await boss.trophies(winner)).find((t) => t.kind?.id === "tournament_podium"),
+  );
+  assert.equal(podium.tournament_id, created.id);
+});
