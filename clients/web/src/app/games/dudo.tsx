@@ -126,7 +126,7 @@ function DudoBoard({ board }: { board: Board }) {
                     const face = Number((e.target as HTMLSelectElement).value);
                     set({ face, quantity: Math.max(lowest.get(face) ?? 1, Math.min(bid.quantity, view.dice_in_play)) });
                   }}>
-                  {[...lowest.keys()].map((f) => <option value={String(f)}>{f} ({t.facePlural(f)})</option>)}
+                  {[...lowest.keys()].map((f) => <option value={String(f)}>{t.dudo.faceOption(f)}</option>)}
                 </select>
               </p>
               <button type="submit" class="primary" data-action="bid" disabled={board.busy}>

@@ -37,12 +37,12 @@ function YatzyBoard({ board }: { board: Board }) {
   return (
     <div class="yatzy">
       <p class="game-line">{t.yatzy.card[view.card] ?? view.card} · {t.yatzy.round(view.round, view.rounds)}</p>
-      <DiceRow>
+      {board.over ? null : <DiceRow>
         {view.dice.map((face, i) => (
           <Die key={fresh(i) ? `${at}-${i}` : `still-${i}`} index={i} face={face} fresh={fresh(i)}
             kept={canKeep && kept.has(i)} onToggle={canKeep ? () => toggle(i) : undefined} />
         ))}
-      </DiceRow>
+      </DiceRow>}
       {board.myTurn ? (
         <div class="controls">
           <button type="button" class="primary" data-action="roll" disabled={view.throws_left === 0 || board.busy}

@@ -24,7 +24,6 @@ export const en = {
   seconds: (n: number) => count(n, "second", "seconds"),
   duration: (s: number) => (s < 60 ? `${Math.round(s)} s` : `${Math.floor(s / 60)} min ${Math.round(s % 60)} s`),
   faceName: (face: number) => FACES[face] ?? String(face),
-  facePlural: (face: number) => FACES_PLURAL[face] ?? String(face),
   nav: {
     label: "Main",
     play: "Play",
@@ -328,6 +327,7 @@ export const en = {
     noBid: (name: string) => `No bid yet this round: ${name} opens.`,
     chance: (p: string) => `chance it holds: ${p}`,
     bids: "Bids this round",
+    faceOption: (face: number) => `${face} (${FACES_PLURAL[face]})`,
     quantity: "How many",
     face: "Of which face",
     makeBid: (bid: string) => `Bid ${bid}`,

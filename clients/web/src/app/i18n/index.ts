@@ -37,7 +37,11 @@ export function setLang(chosen: Lang, remember = false): void {
   lang = chosen;
   t = CATALOGS[chosen];
   document.documentElement.lang = chosen;
-  if (remember) localStorage.setItem(STORAGE_KEY, chosen);
+  if (remember) {
+    localStorage.setItem(STORAGE_KEY, chosen);
+    // The rules pages, served by the gateway, answer in the same language.
+    document.cookie = `${STORAGE_KEY}=${chosen}; path=/; max-age=31536000; samesite=lax`;
+  }
 }
 
 /** Where a game's rules (or the index, for "") are in the current language. */

@@ -35,7 +35,8 @@ export function Scores({ snapshot, name, teams }: { snapshot: Snapshot; name: (s
   return (
     <ul class="scores" aria-label={teams.length ? t.table.teams : t.table.scores}>
       {sides(snapshot, teams, name).map((side) => (
-        <li class={side.seats.some((s) => snapshot.to_act.includes(s)) ? "to-act" : ""}>
+        <li class={side.seats.some((s) => snapshot.to_act.includes(s)) ? "to-act" : ""}
+          data-you={side.seats.includes(snapshot.seat) ? "" : undefined}>
           <span class="who">{side.label}</span>{" "}
           <span class="score">{unit(snapshot, snapshot.scores[side.seats[0] ?? 0] ?? 0)}</span>
         </li>

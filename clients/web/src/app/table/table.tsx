@@ -288,9 +288,9 @@ function Match({ tableId, snapshot, info, table, name, inactiveAt, events, takeS
   const teams = info?.modes.find((m) => m.name === (table?.mode ?? snapshot.mode))?.teams ?? [];
 
   return (
-    <section class="card match" data-version={snapshot.version} data-game={snapshot.game}>
+    <section class="card match" data-version={snapshot.version} data-game={snapshot.game} data-seat={snapshot.seat}>
       <p class="turn" data-turn={myTurn ? "mine" : over ? "over" : "other"}>
-        <span aria-live="polite">{turn}</span>
+        <span aria-live="polite">{over ? "" : turn}</span>
         {clock ? <span class="muted"> · {clock}</span> : null}
       </p>
       <Scores snapshot={snapshot} name={name} teams={teams} />

@@ -46,7 +46,8 @@ interface DieProps {
 }
 
 export function Die({ index, face, hidden = false, kept = false, fresh = false, onToggle }: DieProps): JSX.Element {
-  const name = hidden ? t.dice.hidden(index + 1) : t.dice.die(index + 1, face);
+  // The visible "kept" mark is part of the name (as the pressed state says it too).
+  const name = (hidden ? t.dice.hidden(index + 1) : t.dice.die(index + 1, face)) + (kept ? `, ${t.dice.kept}` : "");
   const classes = `die${kept ? " kept" : ""}${hidden ? " hidden" : ""}${fresh ? " fresh" : ""}`;
   const body = (
     <>
@@ -62,7 +63,7 @@ export function Die({ index, face, hidden = false, kept = false, fresh = false, 
     );
   }
   return (
-    <span class={classes} role="img" aria-label={kept ? `${name}, ${t.dice.kept}` : name}>
+    <span class={classes} role="img" aria-label={name}>
       {body}
     </span>
   );
