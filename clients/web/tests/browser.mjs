@@ -189,7 +189,7 @@ async function comeBack(ctx, page, tableId, seatName) {
   if (refreshed.refresh_token === used || refreshed.access_token === "expired") {
     throw new Error("the expired session was not refreshed");
   }
-  const mine = await again.locator(".scores li[data-you]").innerText();
+  const mine = await again.locator(".match [data-you]").first().innerText();
   if (!mine.startsWith(seatName)) throw new Error(`came back to "${mine}", not ${seatName}'s seat`);
   return again;
 }
@@ -346,7 +346,7 @@ async function solo(browser, game, { seats, mode, cpuSeats = [], start, switchAt
   await guest(page, "Ana");
   await page.selectOption("#game", game);
   if (mode) await page.selectOption("#mode", mode);
-  if (seats > 1) await page.selectOption("#seats", String(seats));
+  if (await page.locator("#seats:not([disabled])").count()) await page.selectOption("#seats", String(seats));
   for (const seat of cpuSeats) await page.check(`#cpu-seat-${seat}`);
   await page.click("[data-action=create]");
   await page.waitForSelector("[data-action=start]:not([disabled])", { timeout: STEP_MS });

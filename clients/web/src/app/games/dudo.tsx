@@ -75,7 +75,7 @@ function DudoBoard({ board }: { board: Board }) {
       </p>
       <ul class="players" aria-label={t.dudo.players}>
         {view.players.map((p) => (
-          <li class={board.snapshot.to_act.includes(p.seat) ? "to-act" : ""}>
+          <li class={board.snapshot.to_act.includes(p.seat) ? "to-act" : ""} data-you={p.seat === board.seat ? "" : undefined}>
             <span class="who">{board.name(p.seat)}{p.seat === board.seat ? ` ${t.youMark}` : ""}</span>{" "}
             {p.out ? <span class="muted">{p.place ? t.dudo.outPlace(t.ordinal(p.place)) : t.dudo.out}</span> : (
               p.seat === board.seat && view.my_dice.length ? (
