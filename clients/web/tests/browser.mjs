@@ -339,7 +339,7 @@ async function dudo(browser) {
  * and on each turn press what `choose` picks (every other move from the
  * keyboard), until the result shows. Halfway (`switchAt` moves) the page
  * changes to the other size and the other language. */
-async function solo(browser, game, { seats, mode, cpuSeats = [], start, switchAt, choose, check }) {
+async function solo(browser, game, { seats, mode, cpuSeats = [], checked = [], start, switchAt, choose, check }) {
   const [size, lang] = start;
   const ctx = await context(browser, size, lang);
   const page = await newPage(ctx, base);
@@ -348,6 +348,7 @@ async function solo(browser, game, { seats, mode, cpuSeats = [], start, switchAt
   if (mode) await page.selectOption("#mode", mode);
   if (await page.locator("#seats:not([disabled])").count()) await page.selectOption("#seats", String(seats));
   for (const seat of cpuSeats) await page.check(`#cpu-seat-${seat}`);
+  for (const option of checked) await page.check(`#option-${option}`);
   await page.click("[data-action=create]");
   await page.waitForSelector("[data-action=start]:not([disabled])", { timeout: STEP_MS });
   const tag = (s) => `${s === PHONE ? "phone" : "desktop"}`;
@@ -387,24 +388,34 @@ async function solo(browser, game, { seats, mode, cpuSeats = [], start, switchAt
   return { scenario: game, actions, seen: [...seen], result, screenshots: shots };
 }
 
-/** Bozó alone: each turn thrown with the cup, read alternately "cantar
- * embaixo" and "por cima", then the best preview scored; the conversions
- * (e.g. "6 → 1") must show. */
+/** Bozó alone on a practice table: each turn thrown with the cup, read
+ * alternately "cantar embaixo" and "por cima", then the best preview
+ * scored; the conversions (e.g. "6 → 1") must show, and the advice once. */
 async function bozo(browser) {
   let declared = 0;
+  let advised = false;
   const outcome = await solo(browser, "bozo", {
-    seats: 1, mode: "solo", start: [DESKTOP, PT], switchAt: 12,
+    seats: 1, mode: "solo", checked: ["advice"], start: [DESKTOP, PT], switchAt: 12,
     choose: async (page) => {
       if (await page.locator("[data-action=bottom]").count()) return declared++ % 2 ? "[data-action=top]" : "[data-action=bottom]";
       if ((await page.locator("[data-action=cup]:not([disabled])").count()) && !(await page.locator("button[data-box]").count())) return "[data-action=cup]";
       return "button[data-box] >> nth=0";
     },
-    check: async (page) => [
-      ...((await page.locator(".conversion").count()) ? ["embaixo"] : []),
-      ...((await page.locator("[data-action=bottom]").count()) ? ["cup"] : []),
-    ],
+    check: async (page) => {
+      if (!advised && (await page.locator("button[data-box]").count())) {
+        await page.click("[data-action=advice]");
+        await page.locator(".advice-moves li").first().waitFor({ timeout: STEP_MS });
+        advised = true;
+        return ["advice"];
+      }
+      return [
+        ...((await page.locator(".conversion").count()) ? ["embaixo"] : []),
+        ...((await page.locator("[data-action=bottom]").count()) ? ["cup"] : []),
+      ];
+    },
   });
   if (!outcome.seen.includes("embaixo")) throw new Error("no 'cantar embaixo' conversion was shown");
+  if (!outcome.seen.includes("advice")) throw new Error("the practice table's advice was never shown");
   return outcome;
 }
 

@@ -5,7 +5,7 @@
 import type { Schemas } from "../../api/types";
 import { list, t } from "../i18n";
 import { DiceRow, Die } from "../ui/die";
-import { type Column, ScoreCard, useKept } from "./dice";
+import { Advice, type Column, ScoreCard, throwWords, useKept } from "./dice";
 import { type Board, type GameUi, viewOf } from "./types";
 
 type View = Schemas["rodada.bozo.v1.View"];
@@ -91,6 +91,11 @@ function BozoBoard({ board }: { board: Board }) {
           )}
         </div>
       ) : null}
+      <Advice board={board} describe={(action) => action.score
+        ? t.advice.score(label(String(action.score.box)))
+        : action.declare
+          ? (action.declare.side === "BOTTOM" ? t.bozo.bottom : t.bozo.top)
+          : throwWords(action.throw?.keep as number[] | undefined, view.dice.map((d) => d.face), !!action.throw?.cup)} />
       <ScoreCard boxes={BOXES} label={label} columns={columns} busy={board.busy}
         onScore={(box) => board.act({ score: { box: box as never } })}
         sums={[{ label: t.scorecard.total, values: view.cards.map((c) => c.total) }]} />

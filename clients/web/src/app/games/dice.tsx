@@ -2,7 +2,10 @@
  * before each throw) and a score card with what each open box would score
  * now, the seat to act's previews as buttons. */
 import { useState } from "preact/hooks";
-import { t } from "../i18n";
+import { formatNumber, t } from "../i18n";
+import { errorText } from "../session";
+import { ErrorNote } from "../ui/parts";
+import type { Board } from "./types";
 
 /** The dice kept for the next throw; forgotten when `at` (the throw) changes. */
 export function useKept(at: string): [Set<number>, (index: number) => void] {
@@ -83,4 +86,56 @@ export function ScoreCard({ boxes, label, columns, sums, onScore, busy }: {
       </table>
     </div>
   );
+}
+
+interface AdviceAnswer {
+  expected_final_score: number;
+  options: { action: Record<string, Record<string, unknown>>; expected_final_score: number }[];
+}
+
+/** A practice table's advice: the card's expected final total under the
+ * best play, and on the seat's turn every move it may make, best first,
+ * in words (`describe`). Asked for, never shown unasked. */
+export function Advice({ board, describe }: {
+  board: Board;
+  describe: (action: Record<string, Record<string, unknown>>) => string;
+}) {
+  const [state, setState] = useState<{ version: number; answer?: AdviceAnswer; error?: string } | null>(null);
+  if (!board.practice || board.seat < 0 || board.over) return null;
+  const version = board.snapshot.version;
+  const current = state?.version === version ? state : null;
+  const ask = () => {
+    board.ask({ advice: {} }).then(
+      (reply) => setState({ version, answer: (reply.answer as { advice?: AdviceAnswer } | undefined)?.advice }),
+      (failure: unknown) => setState({ version, error: errorText(failure) }),
+    );
+  };
+  return (
+    <section class="advice" aria-live="polite">
+      <button type="button" class="quiet" data-action="advice" onClick={ask}>{t.advice.ask}</button>
+      {current?.answer ? (
+        <>
+          <p>{t.advice.expected(formatNumber(current.answer.expected_final_score, 1))}</p>
+          {current.answer.options.length ? (
+            <>
+              <p class="muted">{t.advice.moves}</p>
+              <ol class="advice-moves">
+                {current.answer.options.slice(0, 6).map((option) => (
+                  <li>{describe(option.action)} — <strong>{formatNumber(option.expected_final_score, 1)}</strong></li>
+                ))}
+              </ol>
+            </>
+          ) : null}
+        </>
+      ) : null}
+      <ErrorNote error={current?.error ?? null} />
+    </section>
+  );
+}
+
+/** A throw in words: which dice it keeps (by their faces now), with the cup or not. */
+export function throwWords(keep: number[] | undefined, faces: number[], cup = false): string {
+  const kept = (keep ?? []).map((i) => faces[i]).filter((f): f is number => f !== undefined);
+  const words = kept.length ? t.advice.keep(kept.join(" ")) : t.advice.throwAll;
+  return cup ? `${words} (${t.advice.withCup})` : words;
 }

@@ -173,7 +173,7 @@ function Reveal({ board, reveal }: { board: Board; reveal: NonNullable<View["las
   return (
     <section class="reveal fresh-in" aria-labelledby="reveal-title" key={reveal.round}>
       <h3 id="reveal-title">{board.over ? t.dudo.finalReveal : t.dudo.round(reveal.round)}</h3>
-      <p>{t.dudo.reveal(reveal.round, board.name(reveal.caller), reveal.call === "CALZA" ? t.dudo.calza : t.dudo.dudo,
+      <p>{t.dudo.reveal(reveal.round, board.name(reveal.caller), reveal.call === "CALZA" ? t.dudo.calza : t.dudo.dudoWord,
         bidText(bid), reveal.count, t.dudo.outcome[reveal.outcome] ?? "")}</p>
       <ul class="hands">
         {reveal.hands.map((hand) => (
@@ -207,7 +207,7 @@ export const dudo: GameUi = {
     }
     if (event.revealed) {
       const e = event.revealed as { caller: number; call: string; count: number; loser?: number };
-      return t.dudo.revealed(name(e.caller), e.call === "CALZA" ? t.dudo.calza : t.dudo.dudo, e.count,
+      return t.dudo.revealed(name(e.caller), e.call === "CALZA" ? t.dudo.calza : t.dudo.dudoWord, e.count,
         e.loser === undefined ? null : name(e.loser));
     }
     if (event.player_out) {

@@ -9,6 +9,8 @@ export interface Board {
   /** Whether the match waits for the caller. */
   myTurn: boolean;
   over: boolean;
+  /** A practice table: seated players may ask for advice (Yatzy, Bozó). */
+  practice: boolean;
   /** An action of the caller's is on its way: nothing more until it is answered. */
   busy: boolean;
   name(seat: number): string;

@@ -4,7 +4,7 @@
 import type { Schemas } from "../../api/types";
 import { t } from "../i18n";
 import { DiceRow, Die } from "../ui/die";
-import { type Column, ScoreCard, useKept } from "./dice";
+import { Advice, type Column, ScoreCard, throwWords, useKept } from "./dice";
 import { type Board, type GameUi, viewOf } from "./types";
 
 type View = Schemas["rodada.yatzy.v1.View"];
@@ -52,6 +52,9 @@ function YatzyBoard({ board }: { board: Board }) {
           {view.throws_used > 0 ? <p class="hint">{t.dice.keepHint}</p> : null}
         </div>
       ) : null}
+      <Advice board={board} describe={(action) => action.score
+        ? t.advice.score(label(String(action.score.box)))
+        : throwWords(action.roll?.keep as number[] | undefined, view.dice)} />
       <ScoreCard boxes={boxes} label={label} columns={columns} busy={board.busy}
         onScore={(box) => board.act({ score: { box: box as never } })}
         sums={[

@@ -240,6 +240,15 @@ export const en = {
     hidden: (n: number) => `Die ${n}: under the cup`,
     keepHint: "Tap the dice to keep, then throw the others again — or score a box.",
   },
+  advice: {
+    ask: "Ask for advice",
+    expected: (n: string) => `With the best play from here, your card can expect ${n} in the end.`,
+    moves: "Your moves, best first (the total each can expect)",
+    keep: (dice: string) => `Keep ${dice} and throw the others`,
+    throwAll: "Throw all five",
+    withCup: "with the cup",
+    score: (box: string) => `Score ${box}`,
+  },
   scorecard: {
     box: "Box",
     total: "Total",
@@ -333,6 +342,7 @@ export const en = {
     makeBid: (bid: string) => `Bid ${bid}`,
     noRaise: "No higher bid is possible: call Dudo or calza.",
     dudo: "Dudo!",
+    dudoWord: "Dudo",
     calza: "Calza",
     odds: "Odds of this bid",
     oddsOf: (bid: string, p: string) => `${bid}: ${p}`,

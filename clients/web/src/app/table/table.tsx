@@ -269,6 +269,7 @@ function Match({ tableId, snapshot, info, table, name, inactiveAt, events, takeS
     seat: snapshot.seat,
     myTurn,
     over,
+    practice: (table?.options as { advice?: boolean } | undefined)?.advice === true,
     busy: sentAt === snapshot.version,
     name,
     act,
