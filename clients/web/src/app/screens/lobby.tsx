@@ -121,16 +121,14 @@ function NewTable({ games, game, pick, go, error }: {
           </fieldset>
         ) : null}
         {fields && values ? <OptionsForm fields={fields} values={values} onChange={setValues} /> : null}
-        {mode?.queued && mode.rated ? (
+        {mode?.queued && mode.rated ? (isGuest() ? <p class="muted">{t.lobby.rankedGuest}</p> : (
           <p class="check">
             <input type="checkbox" id="ranked" checked={canRank && ranked} disabled={!canRank}
               aria-describedby="ranked-note" onChange={(e) => setRanked((e.target as HTMLInputElement).checked)} />
             <label for="ranked">{t.lobby.ranked}</label>
-            <span id="ranked-note" class="muted">
-              {isGuest() ? ` ${t.lobby.rankedGuest}` : practising ? ` ${t.lobby.rankedPractice}` : ""}
-            </span>
+            <span id="ranked-note" class="muted">{practising ? ` ${t.lobby.rankedPractice}` : ""}</span>
           </p>
-        ) : null}
+        )) : null}
         <div class="actions">
           <button type="submit" class="primary" data-action="create" disabled={action.busy || !values}>
             {t.lobby.create}
