@@ -167,7 +167,7 @@ export const en = {
       END_REASON_FORFEIT: "Ended by a forfeit.",
       END_REASON_INACTIVITY: "Ended by inactivity.",
     } as Record<string, string>,
-    fairness: "Check the dice: the match's seed",
+    fairness: "Check it was fair: the match's seed",
     seed: "Seed",
     fingerprint: "Its SHA-256, shown from the start",
     fairnessHow: "How to check",
@@ -390,7 +390,8 @@ export const en = {
     dealt: (tiles: string) => `Your hand: ${tiles}.`,
     played: (name: string, tile: string, end: string) => `${name} played ${tile}${end ? ` on the ${end}` : ""}.`,
     passedLog: (name: string) => `${name} passed.`,
-    roundEnded: (kind: string, team: string, points: number) => `${kind}: ${team} score ${count(points, "point", "points")}.`,
+    roundEnded: (kind: string, team: string, points: number) =>
+      `${kind[0]?.toUpperCase()}${kind.slice(1)}: ${team} score ${count(points, "point", "points")}.`,
     byPlayer: (name: string) => `played by ${name}`,
   },
   bozu: {

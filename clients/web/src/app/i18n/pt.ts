@@ -165,7 +165,7 @@ export const pt: Catalog = {
       END_REASON_FORFEIT: "Terminou por desistência.",
       END_REASON_INACTIVITY: "Terminou por inatividade.",
     },
-    fairness: "Confira os dados: a semente da partida",
+    fairness: "Confira o sorteio: a semente da partida",
     seed: "Semente",
     fingerprint: "O SHA-256 dela, mostrado desde o início",
     fairnessHow: "Como conferir",

@@ -3,17 +3,7 @@
  * its accessible name says the face and whether it is kept. */
 import type { JSX } from "preact";
 import { t } from "../i18n";
-
-// Pip centres on a 0–100 face, by face value.
-const L = 27, M = 50, R = 73;
-const PIPS: Record<number, [number, number][]> = {
-  1: [[M, M]],
-  2: [[L, L], [R, R]],
-  3: [[L, L], [M, M], [R, R]],
-  4: [[L, L], [R, L], [L, R], [R, R]],
-  5: [[L, L], [R, L], [M, M], [L, R], [R, R]],
-  6: [[L, L], [R, L], [L, M], [R, M], [L, R], [R, R]],
-};
+import { pips } from "./pips";
 
 export function DieFace({ face, hidden = false }: { face: number; hidden?: boolean }) {
   return (
@@ -26,7 +16,7 @@ export function DieFace({ face, hidden = false }: { face: number; hidden?: boole
       ) : (
         <>
           <rect x="4" y="4" width="92" height="92" rx="18" />
-          {(PIPS[face] ?? []).map(([x, y]) => <circle cx={x} cy={y} r="9" />)}
+          {pips(face, 100).map(([x, y]) => <circle cx={x} cy={y} r="9" />)}
         </>
       )}
     </svg>

@@ -3,20 +3,10 @@
  * its numbers, "5–6" or "double 4". */
 import type { JSX } from "preact";
 import { t } from "../i18n";
-
-const L = 14, M = 25, R = 36;
-const PIPS: Record<number, [number, number][]> = {
-  0: [],
-  1: [[M, M]],
-  2: [[L, L], [R, R]],
-  3: [[L, L], [M, M], [R, R]],
-  4: [[L, L], [R, L], [L, R], [R, R]],
-  5: [[L, L], [R, L], [M, M], [L, R], [R, R]],
-  6: [[L, L], [R, L], [L, M], [R, M], [L, R], [R, R]],
-};
+import { pips } from "./pips";
 
 function Half({ value, dx }: { value: number; dx: number }) {
-  return <g transform={`translate(${dx} 0)`}>{(PIPS[value] ?? []).map(([x, y]) => <circle cx={x} cy={y} r="4.5" />)}</g>;
+  return <g transform={`translate(${dx} 0)`}>{pips(value, 50).map(([x, y]) => <circle cx={x} cy={y} r="4.5" />)}</g>;
 }
 
 /** The picture alone (a 100×50 tile, or 50×100 standing). */
