@@ -301,7 +301,7 @@ function Match({ tableId, snapshot, info, table, name, inactiveAt, events, takeS
       <div class="actions">
         {claimable ? (
           <button type="button" data-action="claim" onClick={() => act({ claim_inactivity: {} } as Action)}>
-            {t.table.claim}
+            {info?.claims === "CLAIM_POLICY_OTHERS" ? t.table.remove : t.table.claim}
           </button>
         ) : null}
         {!over && snapshot.seat >= 0 ? (
