@@ -6,33 +6,14 @@ import { useState } from "preact/hooks";
 import type { Schemas } from "../../api/types";
 import { percent, t } from "../i18n";
 import { Die, DieFace, InlineDice } from "../ui/die";
+import { type Bid, FACES, lowestBids, ONES } from "./dudo_bids";
 import { type Board, type GameUi, viewOf } from "./types";
 
 type View = Schemas["rodada.dudo.v1.View"];
-type Bid = { quantity: number; face: number };
-const ONES = 1;
-const FACES = [1, 2, 3, 4, 5, 6];
-
-/** The fewest dice a bid on `face` needs to raise (quantity, standing face); ones are wild. */
-function lowestRaise(quantity: number, standing: number, face: number): number {
-  if (standing !== ONES && face !== ONES) return face > standing ? quantity : quantity + 1;
-  if (standing !== ONES) return Math.floor((quantity + 1) / 2);
-  if (face === ONES) return quantity + 1;
-  return 2 * quantity + 1;
-}
-
-/** The lowest legal quantity on each face (none where no bid on it is legal), as the game checks it. */
-export function lowestBids(view: View): Map<number, number> {
+/** The legal bids of the view's position. */
+function legal(view: View): Map<number, number> {
   const standing = view.current_bid && view.current_bid.quantity > 0 ? view.current_bid : null;
-  const lowest = new Map<number, number>();
-  for (const face of FACES) {
-    let q: number | null;
-    if (!standing) q = face === ONES && !(view.options?.open_on_ones || view.palifico_round) ? null : 1;
-    else if (view.palifico_round) q = face === standing.face ? standing.quantity + 1 : null;
-    else q = lowestRaise(standing.quantity, standing.face, face);
-    if (q !== null && q <= view.dice_in_play) lowest.set(face, Math.max(1, q));
-  }
-  return lowest;
+  return lowestBids(standing, view.dice_in_play, view.palifico_round, !!view.options?.open_on_ones);
 }
 
 /** The bid offered first: to open, what your own dice suggest; else the lowest raise on the bid's face. */
@@ -59,7 +40,7 @@ function DudoBoard({ board }: { board: Board }) {
   const view = viewOf<View>(board.snapshot, "dudo");
   const [draft, setDraft] = useState<{ version: number; bid: Bid | null; odds?: string }>({ version: -1, bid: null });
   if (!view) return null;
-  const lowest = lowestBids(view);
+  const lowest = legal(view);
   const current = draft.version === board.snapshot.version ? draft : { version: board.snapshot.version, bid: suggested(view, lowest) };
   const bid = current.bid;
   const standing = view.current_bid && view.current_bid.quantity > 0 ? view.current_bid : null;
