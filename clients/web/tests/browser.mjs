@@ -339,7 +339,7 @@ async function dudo(browser) {
  * and on each turn press what `choose` picks (every other move from the
  * keyboard), until the result shows. Halfway (`switchAt` moves) the page
  * changes to the other size and the other language. */
-async function solo(browser, game, { seats, mode, cpuSeats = [], checked = [], start, switchAt, choose, check }) {
+async function solo(browser, game, { seats, mode, cpuSeats = [], checked = [], chosen = {}, start, switchAt, choose, check }) {
   const [size, lang] = start;
   const ctx = await context(browser, size, lang);
   const page = await newPage(ctx, base);
@@ -349,6 +349,7 @@ async function solo(browser, game, { seats, mode, cpuSeats = [], checked = [], s
   if (await page.locator("#seats:not([disabled])").count()) await page.selectOption("#seats", String(seats));
   for (const seat of cpuSeats) await page.check(`#cpu-seat-${seat}`);
   for (const option of checked) await page.check(`#option-${option}`);
+  for (const [option, value] of Object.entries(chosen)) await page.selectOption(`#option-${option}`, value);
   await page.click("[data-action=create]");
   await page.waitForSelector("[data-action=start]:not([disabled])", { timeout: STEP_MS });
   const tag = (s) => `${s === PHONE ? "phone" : "desktop"}`;
@@ -419,19 +420,22 @@ async function bozo(browser) {
   return outcome;
 }
 
-/** Bozu Mekuri against a CPU: flip until the deck runs out; the poets' cards show. */
+/** Bozu Mekuri against a CPU: flip until the deck runs out; the poets' cards
+ * show. Semimaru counts as a noble here, so that nobody is knocked out
+ * before the page has changed size and language. */
 async function bozuMekuri(browser) {
   return solo(browser, "bozu_mekuri", {
-    seats: 2, cpuSeats: [1], start: [PHONE, EN], switchAt: 10,
+    seats: 2, cpuSeats: [1], chosen: { semimaru: "AS_NOBLE" }, start: [PHONE, EN], switchAt: 10,
     choose: async () => "[data-action=flip]",
     check: async (page) => ((await page.locator(".flipped .poet").count()) ? ["poet"] : []),
   });
 }
 
-/** Dominó with three CPUs: lay the first tile that fits, until a team wins. */
+/** Dominó with three CPUs: lay the first tile that fits, until a team wins
+ * (which may take one round: the page changes size and language early). */
 async function domino(browser) {
   return solo(browser, "domino", {
-    seats: 4, cpuSeats: [1, 2, 3], start: [PHONE, PT], switchAt: 6,
+    seats: 4, cpuSeats: [1, 2, 3], start: [PHONE, PT], switchAt: 2,
     choose: async () => "[data-tile] >> nth=0",
     check: async (page) => ((await page.locator(".line .tile").count()) >= 4 ? ["line"] : []),
   });
