@@ -38,6 +38,7 @@ from tests.terminal.driving import (
     SIZE,
     board,
     choose_game,
+    create_table,
     fits,
     log_in_as_guest,
     move,
@@ -92,16 +93,10 @@ async def test_a_complete_dudo_game_against_two_grpc_players(stack: Stack) -> No
         api = platform_pb2_grpc.PlatformServiceStub(channel)
         await sign_up(pilot, f"tess{secrets.token_hex(3)}", "correct horse")
         await choose_game(pilot, "dudo", seats=3)
-        await pilot.press("f2")
-        await until(pilot, lambda: "Invite code" in screen(app), what="the new table")
-        code = re.search(r"Invite code: (\S+)", screen(app))
-        assert code is not None
-        table_id = table_screen(app).table_id
+        table_id, code = await create_table(pilot)
         players = {name: await guest(api, name) for name in ("bia", "caio")}
         for session in players.values():
-            await api.JoinTable(
-                p.JoinTableRequest(invite_code=code[1]), metadata=bearer(session.access_token)
-            )
+            await api.JoinTable(p.JoinTableRequest(invite_code=code), metadata=bearer(session.access_token))
         await until(pilot, lambda: "caio" in screen(app), what="the others to sit down")
         bots = {
             name: asyncio.create_task(play(api, s.access_token, table_id, dudo_move))
@@ -239,13 +234,9 @@ async def test_table_chat_from_the_keyboard(stack: Stack) -> None:
         social = social_pb2_grpc.SocialServiceStub(channel)
         await log_in_as_guest(pilot, "tess")
         await choose_game(pilot, "yatzy", seats=2)
-        await pilot.press("f2")
-        await until(pilot, lambda: "Invite code" in screen(app), what="the new table")
-        code = re.search(r"Invite code: (\S+)", screen(app))
-        assert code is not None
-        table_id = table_screen(app).table_id
+        table_id, code = await create_table(pilot)
         bia = await guest(api, "bia")
-        await api.JoinTable(p.JoinTableRequest(invite_code=code[1]), metadata=bearer(bia.access_token))
+        await api.JoinTable(p.JoinTableRequest(invite_code=code), metadata=bearer(bia.access_token))
         await until(pilot, lambda: "bia" in screen(app), what="bia to sit down")
         await pilot.press("s")
         await until(pilot, lambda: playing(app), what="the match")
