@@ -136,7 +136,8 @@ function TableLobby({ table, me, leave, takeSnapshot }: {
   const mine = table.players.some((p) => p.user_id === me);
   const link = table.invite_code ? `${location.origin}/?invite=${table.invite_code}` : "";
   const reload = () => client.table(table.id).then(() => undefined);
-  const teamOf = (code: string) => table.invites.find((i) => i.code === code)?.team;
+  const teamOf = (code: string) => teamName(table.invites.find((i) => i.code === code)?.team ?? "");
+  const teamName = (team: string) => t.bozo.teams[team] ?? team;
   return (
     <section class="card table-lobby">
       <h2>{t.table.waiting(seated, table.seats)}</h2>
@@ -166,7 +167,7 @@ function TableLobby({ table, me, leave, takeSnapshot }: {
       </ol>
       {link ? (
         <p class="invite">
-          <label for="invite-link">{table.invite_code && teamOf(table.invite_code) ? t.table.teamInvite(teamOf(table.invite_code) ?? "") : t.table.inviteLink}</label>
+          <label for="invite-link">{teamOf(table.invite_code ?? "") ? t.table.teamInvite(teamOf(table.invite_code ?? "")) : t.table.inviteLink}</label>
           <span class="copy-row">
             <input id="invite-link" readOnly value={link} onFocus={(e) => (e.target as HTMLInputElement).select()} />
             <button type="button" data-action="copy-invite"
@@ -181,7 +182,7 @@ function TableLobby({ table, me, leave, takeSnapshot }: {
         <ul class="invites">
           {table.invites.filter((i) => i.code !== table.invite_code).map((i) => (
             <li>
-              {i.team ? `${t.table.teamInvite(i.team)}: ` : ""}
+              {i.team ? `${t.table.teamInvite(teamName(i.team))}: ` : ""}
               <code class="hex">{`${location.origin}/?invite=${i.code}`}</code>{" "}
               <button type="button" class="quiet" onClick={() => action.run(async () => {
                 await client.revokeInvite(table.id, i.code);
@@ -196,7 +197,7 @@ function TableLobby({ table, me, leave, takeSnapshot }: {
           ? (table.teams.length ? table.teams.map((team) => team.name) : [""]).map((team) => (
               <button type="button" data-action="invite" disabled={action.busy}
                 onClick={() => action.run(() => client.invite(table.id, team || undefined))}>
-                {team ? t.table.newInviteFor(team) : t.table.newInvite}
+                {team ? t.table.newInviteFor(teamName(team)) : t.table.newInvite}
               </button>
             ))
           : null}
