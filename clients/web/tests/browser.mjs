@@ -405,7 +405,8 @@ async function bozo(browser) {
     check: async (page) => {
       if (!advised && (await page.locator("button[data-box]").count())) {
         await page.click("[data-action=advice]");
-        await page.locator(".advice-moves li").first().waitFor({ timeout: STEP_MS });
+        // (The advice is worked out by the game service: slower than a move on a loaded machine.)
+        await page.locator(".advice-moves li").first().waitFor({ timeout: 3 * STEP_MS });
         advised = true;
         return ["advice"];
       }

@@ -97,7 +97,7 @@ export function App({ initialLang }: { initialLang: Lang }) {
   else screen = <Lobby games={games} go={go} error={route.error} />;
 
   return (
-    <div class="page" key={language}>
+    <div class="page" data-lang={language}>
       <header class="site">
         <p class="brand"><a href="/">{t.appName}</a></p>
         <nav aria-label={t.nav.label}>

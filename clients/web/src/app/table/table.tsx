@@ -10,7 +10,7 @@ import type { Action, GameInfo, MatchEvent, Snapshot, Table } from "../../api/ty
 import type { Go } from "../app";
 import { GAMES } from "../games";
 import { type Board, type GameEvent, gameEvent } from "../games/types";
-import { rulesUrl, t } from "../i18n";
+import { lang, rulesUrl, t } from "../i18n";
 import { modeLabel } from "../screens/lobby";
 import { client, errorText } from "../session";
 import { ErrorNote, useAction } from "../ui/parts";
@@ -74,7 +74,7 @@ export function TableScreen({ tableId, games, go }: { tableId: string; games: Ga
 
   const lines = useMemo(
     () => events.map((event) => ({ id: event.id, text: describe(event, gameName, name) })).filter((l) => l.text),
-    [events, snapshot?.version, table, gameName],
+    [events, snapshot?.version, table, gameName, lang],
   );
 
   return (
