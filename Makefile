@@ -23,9 +23,10 @@ CLIENT_STUBS := gen/.client-stubs
 BENCH_NODE := bench/reference/node_modules/.installed bench/rodada/node_modules/.installed
 # From Debian: protoc and the gRPC Java plugin, and the Java libraries the
 # generated Java compiles against (tests/protos), one protobuf version (3.21)
-# for both; jq for the README's grpcurl walkthrough (tests/integration).
+# for both; jq for the README's grpcurl walkthrough (tests/integration);
+# chromium for the browser tests, and a CJK font for the poets' names it draws.
 DEBIAN_PACKAGES := protobuf-compiler protobuf-compiler-grpc-java-plugin libprotobuf-java libgrpc-java \
-	libgeronimo-annotation-1.3-spec-java default-jdk-headless jq chromium
+	libgeronimo-annotation-1.3-spec-java default-jdk-headless jq chromium fonts-noto-cjk
 # The web client (clients/web, its own package.json: openapi-typescript wants
 # TypeScript 5, buf's tools 7): its types generated from the gateway's OpenAPI,
 # exported without running anything, then type-checked (strict) and bundled

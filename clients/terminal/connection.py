@@ -19,9 +19,11 @@ from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 from rodada.platform.v1 import platform_pb2 as p
 from rodada.platform.v1.platform_pb2_grpc import PlatformServiceStub
+from rodada.platform.v1.social_pb2_grpc import SocialServiceStub
 
-if TYPE_CHECKING:  # the stub's asyncio flavour exists in its type stub only
+if TYPE_CHECKING:  # the stubs' asyncio flavour exists in their type stubs only
     from rodada.platform.v1.platform_pb2_grpc import PlatformServiceAsyncStub as Api
+    from rodada.platform.v1.social_pb2_grpc import SocialServiceAsyncStub as Social
 
 Request = TypeVar("Request", bound=Message)
 Reply = TypeVar("Reply", bound=Message)
@@ -85,6 +87,7 @@ class Connection:
         self._refreshing = asyncio.Lock()
         self._channel: grpc.aio.Channel | None = None
         self._api: Api | None = None
+        self._social: Social | None = None
 
     @property
     def channel(self) -> grpc.aio.Channel:
@@ -92,6 +95,7 @@ class Connection:
         if self._channel is None or self._channel.get_state() is grpc.ChannelConnectivity.SHUTDOWN:
             self._channel = grpc.aio.insecure_channel(self.address, options=CHANNEL_OPTIONS)
             self._api = cast("Api", PlatformServiceStub(self._channel))  # grpc ships no types
+            self._social = cast("Social", SocialServiceStub(self._channel))
         return self._channel
 
     @property
@@ -99,6 +103,13 @@ class Connection:
         self.channel  # noqa: B018 (opens a new channel if the last was closed)
         assert self._api is not None
         return self._api
+
+    @property
+    def social(self) -> Social:
+        """Friends and chat (the same channel)."""
+        self.channel  # noqa: B018 (opens a new channel if the last was closed)
+        assert self._social is not None
+        return self._social
 
     @property
     def closed(self) -> bool:

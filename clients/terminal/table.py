@@ -1,8 +1,10 @@
 """A table's screen, drawn from the seat's feed alone: the table before its
 match (seats, the invite to share, start for the host), the game's board
-after, and a log of everything the feed says. The board's keys become
-calls here; a dropped connection is resumed from the last event id, in the
-same seat, and said so in the status line."""
+after, and a log of everything the feed says, table chat included. The
+board's keys become calls here; "/" opens the chat line (enter sends to the
+table's players, or its spectators for a spectator; escape goes back to the
+board). A dropped connection is resumed from the last event id, in the same
+seat, and said so in the status line."""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, RichLog, Static
+from textual.widgets import Footer, Input, RichLog, Static
 
 from clients.terminal.connection import Connection, Refusal, pack, unpack
 from clients.terminal.feed import Lost, TableFeed
@@ -102,16 +104,30 @@ class TablePanel(Widget, can_focus=True):
         return text
 
 
+class ChatLine(Input):
+    """The line to say something at the table: enter sends, escape goes
+    back to the board (not to the lobby, the screen's escape)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "back", "Board")]
+
+    def action_back(self) -> None:
+        self.value = ""
+        self.screen.query_one("#board").focus()
+
+
 class TableScreen(Screen[None]):
     DEFAULT_CSS = """
     #title { height: 1; background: $primary; color: $text; padding: 0 1; }
     #board { width: 1fr; }
     #log { width: 24; border-left: solid $primary; }
     #status { height: 1; padding: 0 1; }
+    #chat { height: 1; border: none; padding: 0 1; background: $boost; }
+    #chat:focus { background: $primary 30%; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "lobby", "Lobby"),
         Binding("ctrl+l", "leave", "Leave"),
+        Binding("slash", "chat", "Chat"),
     ]
 
     def __init__(self, conn: Connection, table_id: str) -> None:
@@ -130,6 +146,7 @@ class TableScreen(Screen[None]):
         with Horizontal():
             yield Static("Connecting…", id="board")
             yield RichLog(id="log", wrap=True, min_width=20, max_lines=500)
+        yield ChatLine(id="chat", placeholder="/ to chat · enter sends · escape: back to the board")
         yield Static("", id="status")
         yield Footer(compact=True)
 
@@ -291,3 +308,18 @@ class TableScreen(Screen[None]):
 
     def action_lobby(self) -> None:
         self.app.pop_screen()
+
+    def action_chat(self) -> None:
+        self.query_one("#chat", ChatLine).focus()
+
+    @on(Input.Submitted, "#chat")
+    async def say(self, submitted: Input.Submitted) -> None:
+        """Send the chat line to the table; it comes back on the feed, in
+        the log, like everyone's."""
+        text = submitted.value
+        if not text.strip():
+            return
+        request = social_pb2.SendTableMessageRequest(table_id=self.table_id, text=text)
+        with self.refusals("Not sent"):
+            await self.conn.call(self.conn.social.SendTableMessage, request)
+            submitted.input.value = ""

@@ -5,6 +5,7 @@ a key press."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -98,6 +99,16 @@ def row(app: RodadaTerminal, name: str) -> str:
         if line[2:18].rstrip() in (name, f"{name} (you)"):
             return line[19:].split("│")[0]
     raise AssertionError(f"no row for {name}:\n{screen(app)}")
+
+
+async def create_table(pilot: Pilot[Any]) -> tuple[str, str]:
+    """Create the table chosen in the lobby: its id and the invite code it shows."""
+    app: RodadaTerminal = pilot.app  # type: ignore[assignment]
+    await pilot.press("f2")
+    await until(pilot, lambda: "Invite code" in screen(app), what="the new table")
+    code = re.search(r"Invite code: (\S+)", screen(app))
+    assert code is not None, screen(app)
+    return table_screen(app).table_id, code[1]
 
 
 async def open_table_and_start(pilot: Pilot[Any]) -> None:

@@ -8,7 +8,9 @@ key by key through Textual's pilot at 80x24:
   mid-match: the client follows again from its last event id, in the same
   seat, and ends up with every event its seat may see, none twice;
 - solo Yatzy, Bozó training (with the cup) and Bozu Mekuri against the CPU
-  on tokens that expire every few seconds, refreshed as it goes.
+  on tokens that expire every few seconds, refreshed as it goes;
+- table chat typed at the keyboard reaching the other player, and theirs
+  shown in the log.
 
 Every board is checked to fit the screen whenever it is the client's turn."""
 
@@ -26,7 +28,8 @@ from rodada.common.v1 import match_pb2
 from rodada.domino.v1 import domino_pb2 as dm
 from rodada.dudo.v1 import dudo_pb2 as d
 from rodada.platform.v1 import platform_pb2 as p
-from rodada.platform.v1 import platform_pb2_grpc
+from rodada.platform.v1 import platform_pb2_grpc, social_pb2, social_pb2_grpc
+from textual.widgets import RichLog
 
 from clients.terminal.app import RodadaTerminal
 from tests.integration.grpc_client import bearer, feed_events, follow_table, unpack
@@ -35,6 +38,7 @@ from tests.terminal.driving import (
     SIZE,
     board,
     choose_game,
+    create_table,
     fits,
     log_in_as_guest,
     move,
@@ -89,16 +93,10 @@ async def test_a_complete_dudo_game_against_two_grpc_players(stack: Stack) -> No
         api = platform_pb2_grpc.PlatformServiceStub(channel)
         await sign_up(pilot, f"tess{secrets.token_hex(3)}", "correct horse")
         await choose_game(pilot, "dudo", seats=3)
-        await pilot.press("f2")
-        await until(pilot, lambda: "Invite code" in screen(app), what="the new table")
-        code = re.search(r"Invite code: (\S+)", screen(app))
-        assert code is not None
-        table_id = table_screen(app).table_id
+        table_id, code = await create_table(pilot)
         players = {name: await guest(api, name) for name in ("bia", "caio")}
         for session in players.values():
-            await api.JoinTable(
-                p.JoinTableRequest(invite_code=code[1]), metadata=bearer(session.access_token)
-            )
+            await api.JoinTable(p.JoinTableRequest(invite_code=code), metadata=bearer(session.access_token))
         await until(pilot, lambda: "caio" in screen(app), what="the others to sit down")
         bots = {
             name: asyncio.create_task(play(api, s.access_token, table_id, dudo_move))
@@ -223,6 +221,53 @@ async def test_a_complete_domino_match_found_by_matchmaking_resumes_after_a_disc
         # Hands: each round's own hand only.
         dealt = [body for kind, body in game_events(feed.events, dm.Event) if kind == "dealt"]
         assert len(dealt) >= 2 and {body.seat for body in dealt} == {seat}
+
+
+async def test_table_chat_from_the_keyboard(stack: Stack) -> None:
+    """ "/" opens the chat line; enter sends to the table's players (the
+    other player's feed gets it); theirs shows in the log; escape goes back
+    to the board, not to the lobby."""
+    address = stack.platform_grpc()
+    app = RodadaTerminal(address)
+    async with grpc.aio.insecure_channel(address) as channel, app.run_test(size=SIZE) as pilot:
+        api = platform_pb2_grpc.PlatformServiceStub(channel)
+        social = social_pb2_grpc.SocialServiceStub(channel)
+        await log_in_as_guest(pilot, "tess")
+        await choose_game(pilot, "yatzy", seats=2)
+        table_id, code = await create_table(pilot)
+        bia = await guest(api, "bia")
+        await api.JoinTable(p.JoinTableRequest(invite_code=code), metadata=bearer(bia.access_token))
+        await until(pilot, lambda: "bia" in screen(app), what="bia to sit down")
+        await pilot.press("s")
+        await until(pilot, lambda: playing(app), what="the match")
+
+        async def heard(text: str) -> social_pb2.ChatMessage:
+            """Bia's feed, until a chat message with ``text``."""
+            async for item in follow_table(api, bia.access_token, table_id):
+                if item.WhichOneof("item") == "event" and item.event.HasField("chat"):
+                    message = unpack(item.event.chat, social_pb2.ChatMessage)
+                    if message.text == text:
+                        return message
+            raise AssertionError(f"the feed ended before {text!r}")
+
+        listening = asyncio.create_task(heard("oi bia, tudo bem?"))
+        await pilot.press("slash", *"oi bia, tudo bem?", "enter")
+        message = await asyncio.wait_for(listening, 15)
+        assert message.sender_name == "tess" and message.channel == social_pb2.CHAT_CHANNEL_TABLE_PLAYERS
+
+        await social.SendTableMessage(
+            social_pb2.SendTableMessageRequest(table_id=table_id, text="[b]oi[/b] tess"),
+            metadata=bearer(bia.access_token),
+        )
+        log = table_screen(app).query_one("#log", RichLog)
+
+        def logged() -> str:  # the log's lines as one text (it wraps at its width)
+            return "".join("".join(strip.text.split()) for strip in log.lines)
+
+        await until(pilot, lambda: "bia:[b]oi[/b]tess" in logged(), what="bia's message in the log")
+        assert "tess:oibia,tudobem?" in logged()  # our own, back on the feed, as written
+        await pilot.press("escape")  # leaves the chat line, not the table
+        assert playing(app) and board(app).has_focus, screen(app)
 
 
 async def test_solo_games_and_the_cpu_on_tokens_that_expire(tmp_path: Path) -> None:

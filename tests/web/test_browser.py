@@ -26,7 +26,7 @@ ARTIFACTS = REPO / "test-artifacts" / "browser"
 
 # Yatzy and Dudo: two players; the others: one player (Bozó's solo, CPUs in
 # Bozu Mekuri and Dominó), checking each game's own information is shown;
-# then accounts and matchmaking.
+# then accounts, matchmaking and the rules pages.
 @pytest.mark.parametrize("scenario", ["yatzy", "dudo", "bozo", "bozu_mekuri", "domino", "matchmaking"])
 def test_two_browsers_play_to_the_end(stack: Stack, scenario: str) -> None:
     if not CHROMIUM.exists():
@@ -45,16 +45,20 @@ def test_two_browsers_play_to_the_end(stack: Stack, scenario: str) -> None:
     if scenario == "matchmaking":
         assert outcome["table"], outcome  # both players at one table
     else:
-        assert outcome["result"][0].startswith("1. "), outcome  # the placings shown
+        places = [int(place) for place, _ in outcome["result"]]
+        assert places[0] == 1 and places == sorted(places), outcome  # the placings shown, in order
     if scenario in ("yatzy", "dudo"):
         assert outcome["reconnected"] and len(outcome["result"]) == 2, outcome
+    if scenario == "yatzy":
+        assert outcome["chat"], outcome
     if scenario == "dudo":  # a feed cut mid-match resumed after the last event it had
         assert outcome["resumedFrom"] > 0, outcome
     for path in outcome["screenshots"]:
         assert (ARTIFACTS / path.rsplit("/", 1)[-1]).stat().st_size > 0
+    names = ", ".join(path.rsplit("/", 1)[-1] for path in outcome["screenshots"])
     print(
         f"\n{scenario} in the browser: {seconds:.1f} s wall, {outcome.get('actions', 0)} actions;"
-        f" screenshots in {ARTIFACTS}"
+        f" screenshots in {ARTIFACTS}: {names}"
     )
 
 
@@ -102,4 +106,5 @@ async def test_an_idle_seat_is_claimed_from_the_browser(stack: Stack) -> None:
     outcome = json.loads(out.decode().strip().splitlines()[-1])
     assert outcome["scenario"] == "claim"
     # The claimer is left alone in the match: first.
-    assert outcome["result"][0] == f"1. {outcome['claimedBy']}", outcome
+    place, line = outcome["result"][0]
+    assert place == "1" and outcome["claimedBy"] in line, outcome

@@ -1,5 +1,6 @@
-"""What the gateway serves a browser besides the API: the built site at /
-and the players' rules rendered at /rules/, nothing linking or loading from
+"""What the gateway serves a browser besides the API: the built site at /,
+the players' rules rendered at /rules/ in English and Brazilian Portuguese,
+the site's icon, and the API's documents — nothing linking or loading from
 elsewhere."""
 
 from __future__ import annotations
@@ -35,16 +36,73 @@ def test_the_site_is_served_at_the_root(gateway: str) -> None:
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
 
 
-@pytest.mark.parametrize("page", ["", "bozo", "bozu-mekuri", "domino", "dudo", "yatzy", "fairness"])
-def test_the_rules_are_served_as_html(gateway: str, page: str) -> None:
-    reply = httpx.get(f"{gateway}/rules/{page}", timeout=10)
+PAGES = ["", "bozo", "bozu-mekuri", "domino", "dudo", "yatzy", "fairness"]
+
+
+@pytest.mark.parametrize("lang", ["en", "pt-BR"])
+@pytest.mark.parametrize("page", PAGES)
+def test_the_rules_are_served_as_html_in_both_languages(gateway: str, page: str, lang: str) -> None:
+    reply = httpx.get(f"{gateway}/rules/{lang}/{page}", timeout=10)
     assert reply.status_code == 200 and reply.headers["content-type"].startswith("text/html")
+    assert f'<html lang="{lang}">' in reply.text and reply.headers["content-language"] == lang
     assert "<h1>" in reply.text and not EXTERNAL.search(reply.text)
-    # Links between pages point at their rendered form here, never at a .md file.
+    # Links between pages point at their rendered form here, never at a .md file,
+    # and the page links to itself in the other language.
+    other = "en" if lang == "pt-BR" else "pt-BR"
+    assert f'href="/rules/{other}/{page}"' in reply.text
     for link in re.findall(r'href="([^"]+)"', reply.text):
         assert not link.endswith(".md"), link
-        target = httpx.get(httpx.URL(f"{gateway}/rules/{page}").join(link), timeout=10)
+        target = httpx.get(httpx.URL(f"{gateway}/rules/{lang}/{page}").join(link), timeout=10)
         assert target.status_code == 200, link
+
+
+def test_the_portuguese_rules_are_in_portuguese(gateway: str) -> None:
+    """Every page of the Portuguese rules is a page of its own (not the
+    English one), with the Brazilian tables' words."""
+    for page in PAGES:
+        english = httpx.get(f"{gateway}/rules/en/{page}", timeout=10).text
+        portuguese = httpx.get(f"{gateway}/rules/pt-BR/{page}", timeout=10).text
+        assert english.split("<main>")[1] != portuguese.split("<main>")[1], page
+        assert "Todos os jogos" in portuguese, page
+    assert "cantar embaixo" in httpx.get(f"{gateway}/rules/pt-BR/bozo", timeout=10).text
+    assert "batida" in httpx.get(f"{gateway}/rules/pt-BR/domino", timeout=10).text
+    assert "«Dudo!»" in httpx.get(f"{gateway}/rules/pt-BR/dudo", timeout=10).text
+
+
+def test_the_rules_answer_in_the_readers_language(gateway: str) -> None:
+    """/rules/<page> answers in the language the reader chose on the site
+    (the web client's cookie), else the browser's first language we have."""
+    h1 = re.compile(r"<h1>(.*?)</h1>")
+    brazilian = {"accept-language": "pt-BR,pt;q=0.9,en;q=0.5"}
+    portuguese = httpx.get(f"{gateway}/rules/", headers=brazilian, timeout=10)
+    assert h1.search(portuguese.text)[1] == "Regras dos jogos"  # type: ignore[index]
+    assert "accept-language" in portuguese.headers["vary"]
+    english = httpx.get(f"{gateway}/rules/dudo", headers={"accept-language": "de-DE,en;q=0.5"}, timeout=10)
+    assert english.headers["content-language"] == "en"
+    chosen = httpx.get(
+        f"{gateway}/rules/dudo",
+        headers={"accept-language": "pt-BR", "cookie": "rodada.lang=en"},
+        timeout=10,
+    )
+    assert chosen.headers["content-language"] == "en"
+    moved = httpx.get(f"{gateway}/rules/pt-BR", timeout=10)
+    assert moved.status_code == 308 and moved.headers["location"] == "/rules/pt-BR/"
+    assert httpx.get(f"{gateway}/rules/fr/dudo", timeout=10).status_code == 404
+
+
+def test_the_icon_and_the_api_documents_work_offline(gateway: str) -> None:
+    for path in ("/favicon.ico", "/favicon.svg"):
+        icon = httpx.get(f"{gateway}{path}", timeout=10)
+        assert icon.status_code == 200 and icon.headers["content-type"] == "image/svg+xml"
+        assert icon.text.startswith("<svg")
+    for path in ("/docs", "/redoc"):
+        page = httpx.get(f"{gateway}{path}", timeout=10)
+        assert page.status_code == 200 and not EXTERNAL.search(page.text), path
+        for asset in re.findall(r'(?:src|href)="(/[^"]+)"', page.text):
+            fetched = httpx.get(f"{gateway}{asset}", timeout=30)
+            assert fetched.status_code == 200, asset
+            # No script the page loads fetches anything from elsewhere (ReDoc's drew its logo from a CDN).
+            assert "cdn.redoc.ly" not in fetched.text, asset
 
 
 def test_an_unknown_rules_page_is_a_clear_404(gateway: str) -> None:
@@ -53,16 +111,13 @@ def test_an_unknown_rules_page_is_a_clear_404(gateway: str) -> None:
 
 
 def test_the_sites_rules_links_resolve(gateway: str) -> None:
-    """Every rules page the web client links to is served."""
+    """Every game's rules page the web client links to is served, in both languages."""
     script = (DIST / "app.js").read_text(encoding="utf-8")
-    links = set(re.findall(r'"(/rules/[a-z-]*)"', script))
-    assert {
-        "/rules/",
-        "/rules/yatzy",
-        "/rules/dudo",
-        "/rules/bozo",
-        "/rules/domino",
-        "/rules/bozu-mekuri",
-    } <= links
-    for link in links:
-        assert httpx.get(f"{gateway}{link}", timeout=10).status_code == 200, link
+    games = httpx.get(f"{gateway}/v1/games", timeout=10).json()["games"]
+    for game in games:
+        if game["name"] not in ("bozo", "bozu_mekuri", "domino", "dudo", "yatzy"):
+            continue  # the tests' own game has no rules page
+        page = game["name"].replace("_", "-")
+        assert f'"{page}"' in script, page
+        for lang in ("en", "pt-BR"):
+            assert httpx.get(f"{gateway}/rules/{lang}/{page}", timeout=10).status_code == 200, (lang, page)

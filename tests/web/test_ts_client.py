@@ -147,6 +147,7 @@ def test_client_compiles_strict_against_the_live_types(
     _, types = live_types
     shutil.copytree(WEB / "src", tmp_path / "src", ignore=shutil.ignore_patterns("schema.d.ts"))
     shutil.copy(WEB / "tsconfig.json", tmp_path / "tsconfig.json")
+    (tmp_path / "node_modules").symlink_to(WEB / "node_modules")  # the page's libraries (Preact)
     (tmp_path / "src" / "api" / "schema.d.ts").write_text(types)
     config = json.loads((tmp_path / "tsconfig.json").read_text())
     assert config["compilerOptions"]["strict"] is True

@@ -1,18 +1,31 @@
 // The reference web client in a real browser (Debian's headless chromium,
-// driven by playwright-core): two browser contexts play a complete Yatzy duel
-// (watched by a third, a spectator) and a complete Dudo game by clicking, one
-// of them closing its tab mid-match and coming back to its seat; one player
-// plays Bozó (with the cup, "cantar embaixo"), Bozu Mekuri and Dominó (with
-// CPUs) to the end; a player signs up, logs out and in, and two find a Bozó
-// duel by matchmaking. Half the single player's moves are made from the
-// keyboard, and a phone-sized page must not scroll sideways. Every request
-// the pages make must go to the gateway. Screenshots go to ARTIFACTS. Run
-// by tests/web/test_browser.py:
+// driven by playwright-core), in English and Brazilian Portuguese, on a
+// desktop (1280x800) and a phone (390x844):
+//
+// - yatzy: a duel (desktop, English; phone, Portuguese) watched by a
+//   spectator; table chat between the two players and the spectator (each
+//   channel reaching only its own); one player closes the tab mid-match and
+//   comes back to the same seat with an expired access token.
+// - dudo: a duel (phone, Portuguese, assisted with odds; desktop, English),
+//   one feed cut as a draining replica would and resumed, one player back
+//   after closing the tab.
+// - bozo, bozu_mekuri, domino: one player (alone, or with CPUs) to the end,
+//   half the moves from the keyboard, the page switched to the other size and
+//   the other language halfway.
+// - matchmaking: a wrong password shown and cleared, sign up, log out, log
+//   in, then a Bozó duel found by matchmaking (the queue screen shown).
+// - claim: an idle Dudo seat claimed against (pytest makes its time run out).
+//
+// Every screen is screenshotted into ARTIFACTS, must be no wider than its
+// viewport, and is checked by axe-core (0 serious or critical violations);
+// every request the pages make must go to the gateway. Run by
+// tests/web/test_browser.py:
 //
 //   node tests/browser.mjs <gateway URL> <artifacts dir> [yatzy|dudo|bozo|bozu_mekuri|domino|matchmaking|claim ...]
 //
 // Prints one JSON line per scenario; exits non-zero on the first failure.
 import { mkdirSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { chromium } from "playwright-core";
@@ -20,9 +33,12 @@ import { chromium } from "playwright-core";
 const [base, artifacts, ...wanted] = process.argv.slice(2);
 const scenarios = wanted.length ? wanted : ["yatzy", "dudo"];
 const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
+const AXE = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
 const STEP_MS = 20_000;
-const PHONE = { width: 390, height: 844 };
-const DESKTOP = { width: 1100, height: 900 };
+const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true };
+const DESKTOP = { viewport: { width: 1280, height: 800 } };
+const EN = { locale: "en-US" };
+const PT = { locale: "pt-BR" };
 mkdirSync(artifacts, { recursive: true });
 
 const foreign = [];
@@ -39,21 +55,39 @@ function watch(page) {
   page.on("pageerror", (error) => foreign.push(`page error: ${error.message}`));
 }
 
-async function newPage(context, url) {
-  const page = await context.newPage();
+async function context(browser, size, lang) {
+  return browser.newContext({ ...size, ...lang });
+}
+
+async function newPage(ctx, url) {
+  const page = await ctx.newPage();
   watch(page);
-  await page.goto(url);
+  if (url) await page.goto(url);
   return page;
 }
 
 async function guest(page, name) {
   await page.fill("#guest-name", name);
   await page.click("[data-action=guest]");
+  await page.waitForSelector("#logout", { timeout: STEP_MS });
 }
 
-async function shot(page, name) {
+/** A screen: its screenshot, no wider than the viewport, and no serious or
+ * critical accessibility violation (axe-core). Returns the screenshot's path. */
+async function screen(page, name) {
+  await page.waitForTimeout(400); // let the short animations finish
   const path = join(artifacts, `${name}.png`);
   await page.screenshot({ path, fullPage: true });
+  const [wide, viewport] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
+  if (wide > viewport) throw new Error(`${name}: the page is ${wide} px wide in a ${viewport} px viewport`);
+  if (!(await page.evaluate(() => typeof window.axe === "object"))) await page.addScriptTag({ path: AXE });
+  const violations = await page.evaluate(async () => {
+    const found = await window.axe.run(document, { resultTypes: ["violations"] });
+    return found.violations
+      .filter((v) => v.impact === "serious" || v.impact === "critical")
+      .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join("; ")}`);
+  });
+  if (violations.length) throw new Error(`${name}: accessibility violations:\n${violations.join("\n")}`);
   return path;
 }
 
@@ -80,11 +114,11 @@ async function actAndWait(page, selector, keyboard = false) {
   );
 }
 
-/** A table opened by `host` with `options`, joined by `guestPage` through the invite link. */
-async function openTable(host, other, game, options) {
+/** A table opened by `host` with `options`, joined by `other` through the invite link. */
+async function openTable(host, other, game, options = {}) {
   await host.selectOption("#game", game);
   await host.selectOption("#seats", "2");
-  await host.fill("#options", JSON.stringify(options));
+  for (const [field, value] of Object.entries(options)) await host.selectOption(`#option-${field}`, String(value));
   await host.click("[data-action=create]");
   const link = await host.locator("#invite-link").inputValue({ timeout: STEP_MS });
   const tableId = new URL(host.url()).searchParams.get("table");
@@ -123,7 +157,7 @@ async function cutAndResume(page, feeds) {
   }
   const resumedFrom = feeds[before].hellos[0].after_event_id;
   if (!(resumedFrom > 0)) throw new Error(`the feed started over (after_event_id ${resumedFrom}) instead of resuming`);
-  await page.waitForSelector("#status:has-text('Reconnected')", { timeout: STEP_MS });
+  await page.waitForSelector("#status[data-state=reconnected]", { timeout: STEP_MS });
   return resumedFrom;
 }
 
@@ -140,42 +174,77 @@ async function mover(pages) {
   throw new Error("nobody's turn came");
 }
 
-/** Close the tab of `context`'s page and open the table again in a new one
+/** Close the tab of `ctx`'s page and open the table again in a new one
  * (with its stored access token expired meanwhile). */
-async function comeBack(context, page, tableId, seatName) {
-  // Meanwhile the access token has expired: the page must refresh its session.
+async function comeBack(ctx, page, tableId, seatName) {
   const used = await page.evaluate(() => {
     const session = JSON.parse(localStorage.getItem("rodada.session"));
     localStorage.setItem("rodada.session", JSON.stringify({ ...session, access_token: "expired" }));
     return session.refresh_token;
   });
   await page.close();
-  const again = await newPage(context, `${base}/?table=${tableId}`);
+  const again = await newPage(ctx, `${base}/?table=${tableId}`);
   await again.waitForSelector(".match", { timeout: STEP_MS });
   const refreshed = await again.evaluate(() => JSON.parse(localStorage.getItem("rodada.session")));
   if (refreshed.refresh_token === used || refreshed.access_token === "expired") {
     throw new Error("the expired session was not refreshed");
   }
-  const mine = await again.locator(".scores li", { hasText: "(you)" }).innerText();
+  const mine = await again.locator(".match [data-you]").first().innerText();
   if (!mine.startsWith(seatName)) throw new Error(`came back to "${mine}", not ${seatName}'s seat`);
   return again;
 }
 
+/** The places of the result, as [place, line]. */
+async function places(page) {
+  await page.waitForSelector("#result", { timeout: STEP_MS });
+  return page.locator("#result .places li").evaluateAll((items) => items.map((li) => [li.dataset.place, li.innerText]));
+}
+
+/** Say something in the table chat and wait until it shows on the sender's page. */
+async function say(page, text) {
+  await page.fill("#chat-text", text);
+  await page.press("#chat-text", "Enter");
+  await page.locator(".messages li .text", { hasText: text }).first().waitFor({ timeout: STEP_MS });
+}
+
+async function messages(page) {
+  return page.locator(".messages li .text").allInnerTexts();
+}
+
 async function yatzy(browser) {
-  const a = await browser.newContext({ viewport: DESKTOP });
-  const b = await browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true });
+  const a = await context(browser, DESKTOP, EN);
+  const b = await context(browser, PHONE, PT);
   let ana = await newPage(a, base);
+  const shots = [await screen(ana, "login-desktop-en")];
   await guest(ana, "Ana");
-  let bia = await b.newPage();
-  watch(bia);
-  const { tableId } = await openTable(ana, bia, "yatzy", { card: "CLASSIC" });
-  const c = await browser.newContext({ viewport: DESKTOP });
+  await ana.waitForSelector("#game");
+  shots.push(await screen(ana, "lobby-desktop-en"));
+  let bia = await newPage(b);
+  const { tableId } = await openTable(ana, bia, "yatzy", { card: "SCANDINAVIAN" });
+  const c = await context(browser, PHONE, EN);
   const cai = await newPage(c, `${base}/?table=${tableId}`);
   await guest(cai, "Cai");
-  await cai.waitForSelector(".turn:has-text('Watching')", { timeout: STEP_MS });
+  await cai.waitForSelector(".match[data-seat='-1']", { timeout: STEP_MS });
+
+  // Table chat: the players hear each other; the spectator's channel is his own.
+  const hello = "Olá, Bia! Boa sorte, ação!";
+  const aside = "Cai assistindo <b>não é HTML</b>";
+  await say(ana, hello);
+  await bia.locator(".messages li .text", { hasText: hello }).waitFor({ timeout: STEP_MS });
+  await say(bia, "Valeu, Ana!");
+  await ana.locator(".messages li .text", { hasText: "Valeu, Ana!" }).waitFor({ timeout: STEP_MS });
+  await say(cai, aside);
+  const shown = await cai.locator(".messages li[data-channel=spectators] .text").first().innerText();
+  if (shown !== aside) throw new Error(`the spectator's message shows as "${shown}", not its text`);
+  await ana.waitForTimeout(1000);
+  for (const page of [ana, bia]) {
+    if ((await messages(page)).includes(aside)) throw new Error("a player saw the spectators' chat");
+  }
+  if ((await messages(cai)).includes(hello)) throw new Error("the spectator saw the players' chat");
+  shots.push(await screen(cai, "yatzy-spectator-chat-phone-en"));
+
   let actions = 0;
   let reconnected = false;
-  const shots = [];
   for (;;) {
     const page = await mover([ana, bia]);
     if (!page) break;
@@ -183,16 +252,17 @@ async function yatzy(browser) {
     await actAndWait(page, "[data-action=roll]");
     await page.click("[data-die='0']");
     await page.click("[data-die='1']");
+    if (actions === 6) shots.push(await screen(page, page === ana ? "yatzy-kept-desktop-en" : "yatzy-kept-phone-pt"));
     await actAndWait(page, "[data-action=roll]");
     const previews = page.locator("button[data-box]");
     if ((await previews.count()) === 0) throw new Error("no score previews on the mover's card");
     let best = 0;
     let bestPoints = -1;
     for (let i = 0; i < (await previews.count()); i++) {
-      const points = Number(await previews.nth(i).innerText());
+      const points = parseInt(await previews.nth(i).innerText(), 10);
       if (points > bestPoints) [best, bestPoints] = [i, points];
     }
-    if (actions === 6) shots.push(await shot(page, "yatzy-previews"));
+    if (actions === 9) shots.push(await screen(page, page === ana ? "yatzy-previews-desktop-en" : "yatzy-previews-phone-pt"));
     await actAndWait(page, `button[data-box] >> nth=${best}`);
     actions += 3;
     if (!reconnected && actions >= 12 && page === bia) {
@@ -200,28 +270,32 @@ async function yatzy(browser) {
       reconnected = true;
     }
   }
-  for (const page of [ana, bia, cai]) await page.waitForSelector("#result", { timeout: STEP_MS });
-  shots.push(await shot(ana, "yatzy-ana-final"), await shot(bia, "yatzy-bia-final-phone"), await shot(cai, "yatzy-spectator"));
-  const result = await ana.locator("#result").innerText();
-  await a.close();
-  await b.close();
-  await c.close();
+  const result = await places(ana);
+  for (const page of [bia, cai]) await page.waitForSelector("#result", { timeout: STEP_MS });
+  shots.push(
+    await screen(ana, "yatzy-final-desktop-en"),
+    await screen(bia, "yatzy-final-phone-pt"),
+    await screen(cai, "yatzy-final-spectator-phone-en"),
+  );
+  for (const ctx of [a, b, c]) await ctx.close();
   if (!reconnected) throw new Error("the reconnection never happened");
-  return { scenario: "yatzy", actions, reconnected, result: result.split("\n").slice(1, 3), screenshots: shots };
+  return { scenario: "yatzy", actions, reconnected, chat: true, result, screenshots: shots };
 }
 
 async function dudo(browser) {
-  const a = await browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true });
-  const b = await browser.newContext({ viewport: DESKTOP });
+  const a = await context(browser, PHONE, PT);
+  const b = await context(browser, DESKTOP, EN);
   let ana = await newPage(a, base);
+  const shots = [await screen(ana, "login-phone-pt")];
   await guest(ana, "Ana");
-  let bia = await b.newPage();
-  watch(bia);
+  await ana.waitForSelector("#game");
+  await ana.selectOption("#game", "dudo");
+  shots.push(await screen(ana, "lobby-dudo-options-phone-pt"));
+  const bia = await newPage(b);
   // Bia's table feed goes through a route that can cut it, as a network drop
   // or a draining replica would: her page must reconnect and resume.
   const feeds = await proxyFeeds(bia);
   const { tableId } = await openTable(ana, bia, "dudo", { dice_per_player: 2 });
-  const shots = [];
   // Ana plays assisted: the odds of the standing bid and of her own bid.
   await actAndWait(ana, "[data-action=assist]");
   let actions = 0;
@@ -236,8 +310,9 @@ async function dudo(browser) {
       await ana.waitForSelector("output.odds", { timeout: STEP_MS });
       oddsSeen = true;
     }
+    if (actions === 1) shots.push(await screen(page, page === ana ? "dudo-bid-phone-pt" : "dudo-bid-desktop-en"));
     if (await page.locator("[data-action=dudo]").count()) {
-      if (page === ana && actions > 2) shots.push(await shot(ana, `dudo-assisted-${actions}`));
+      if (page === ana && actions > 2 && actions < 6) shots.push(await screen(ana, `dudo-assisted-phone-pt-${actions}`));
       await actAndWait(page, "[data-action=dudo]");
     } else {
       await actAndWait(page, "[data-action=bid]");
@@ -249,94 +324,142 @@ async function dudo(browser) {
       reconnected = true;
     }
   }
-  for (const page of [ana, bia]) await page.waitForSelector("#result", { timeout: STEP_MS });
-  shots.push(await shot(ana, "dudo-ana-final-phone"), await shot(bia, "dudo-bia-final"));
-  const result = await bia.locator("#result").innerText();
+  const result = await places(bia);
+  await ana.waitForSelector("#result", { timeout: STEP_MS });
+  shots.push(await screen(ana, "dudo-final-phone-pt"), await screen(bia, "dudo-final-desktop-en"));
   await a.close();
   await b.close();
   if (!reconnected) throw new Error("the reconnection never happened");
   if (!oddsSeen) throw new Error("assisted mode never showed odds");
   if (!resumedFrom) throw new Error("the feed was never cut and resumed");
-  return { scenario: "dudo", actions, reconnected, resumedFrom, result: result.split("\n").slice(1, 3), screenshots: shots };
+  return { scenario: "dudo", actions, reconnected, resumedFrom, result, screenshots: shots };
 }
 
 /** One player against the game's CPUs (or alone): open a table, start it,
- * and on each turn click what `choose` picks, until the result shows. */
-async function solo(browser, game, seats, cpuSeats, options, choose, check) {
-  const context = await browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true });
-  const page = await newPage(context, base);
+ * and on each turn press what `choose` picks (every other move from the
+ * keyboard), until the result shows. Halfway (`switchAt` moves) the page
+ * changes to the other size and the other language. */
+async function solo(browser, game, { seats, mode, cpuSeats = [], checked = [], chosen = {}, start, switchAt, choose, check }) {
+  const [size, lang] = start;
+  const ctx = await context(browser, size, lang);
+  const page = await newPage(ctx, base);
   await guest(page, "Ana");
   await page.selectOption("#game", game);
-  if (seats === 1) await page.selectOption("#mode", "solo");
-  await page.selectOption("#seats", String(seats));
-  if (options) await page.fill("#options", JSON.stringify(options));
-  if (cpuSeats.length) await page.fill("#cpu-seats", cpuSeats.join(" "));
+  if (mode) await page.selectOption("#mode", mode);
+  if (await page.locator("#seats:not([disabled])").count()) await page.selectOption("#seats", String(seats));
+  for (const seat of cpuSeats) await page.check(`#cpu-seat-${seat}`);
+  for (const option of checked) await page.check(`#option-${option}`);
+  for (const [option, value] of Object.entries(chosen)) await page.selectOption(`#option-${option}`, value);
   await page.click("[data-action=create]");
   await page.waitForSelector("[data-action=start]:not([disabled])", { timeout: STEP_MS });
+  const tag = (s) => `${s === PHONE ? "phone" : "desktop"}`;
+  let where = `${tag(size)}-${lang === PT ? "pt" : "en"}`;
+  const shots = [await screen(page, `${game}-table-${where}`)];
   await page.click("[data-action=start]");
   await page.waitForSelector(".match", { timeout: STEP_MS });
   const seen = new Set();
-  const shots = [];
   let actions = 0;
+  let switched = false;
   for (;;) {
     const mine = await mover([page]);
     if (!mine) break;
     const selector = await choose(page, actions);
-    await actAndWait(page, selector, actions % 2 === 0); // every other move from the keyboard
+    await actAndWait(page, selector, actions % 2 === 0);
     actions += 1;
     for (const found of await check(page)) {
       if (!seen.has(found)) {
         seen.add(found);
-        shots.push(await shot(page, `${game}-${found}`));
+        shots.push(await screen(page, `${game}-${found}-${where}`));
       }
     }
+    if (!switched && actions >= switchAt) {
+      shots.push(await screen(page, `${game}-playing-${where}`));
+      const other = size === PHONE ? DESKTOP : PHONE;
+      await page.setViewportSize(other.viewport);
+      await page.selectOption("[data-action=language]", lang === PT ? "en" : "pt-BR");
+      where = `${tag(other)}-${lang === PT ? "en" : "pt"}`;
+      shots.push(await screen(page, `${game}-playing-${where}`));
+      switched = true;
+    }
   }
-  shots.push(await shot(page, `${game}-final-phone`));
-  const width = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
-  if (width[0] > width[1]) throw new Error(`the page is ${width[0]} px wide on a ${width[1]} px phone`);
-  const result = await page.locator("#result").innerText();
-  await context.close();
-  return { scenario: game, actions, seen: [...seen], result: result.split("\n").slice(1, 3), screenshots: shots };
+  if (!switched) throw new Error(`the match ended before move ${switchAt}: nothing was played in the other size`);
+  const result = await places(page);
+  shots.push(await screen(page, `${game}-final-${where}`));
+  await ctx.close();
+  return { scenario: game, actions, seen: [...seen], result, screenshots: shots };
 }
 
-/** Bozó alone: each turn thrown with the cup, declared alternately "cantar
- * embaixo" and "por cima", then the best preview scored; the conversions
- * (e.g. "6 → 1") must show. */
+/** Bozó alone on a practice table: each turn thrown with the cup, read
+ * alternately "cantar embaixo" and "por cima", then the best preview
+ * scored; the conversions (e.g. "6 → 1") must show, and the advice once. */
 async function bozo(browser) {
   let declared = 0;
-  const outcome = await solo(browser, "bozo", 1, [], null, async (page) => {
-    if (await page.locator("[data-action=bottom]").count()) return declared++ % 2 ? "[data-action=top]" : "[data-action=bottom]";
-    if (await page.locator("[data-action=cup]:not([disabled])").count() && !(await page.locator("button[data-box]").count())) return "[data-action=cup]";
-    return "button[data-box] >> nth=0";
-  }, async (page) => ((await page.locator(".conversion").count()) ? ["embaixo"] : []));
-  const text = outcome.seen.includes("embaixo");
-  if (!text) throw new Error("no 'cantar embaixo' conversion was shown");
+  let advised = false;
+  const outcome = await solo(browser, "bozo", {
+    seats: 1, mode: "solo", checked: ["advice"], start: [DESKTOP, PT], switchAt: 12,
+    choose: async (page) => {
+      if (await page.locator("[data-action=bottom]").count()) return declared++ % 2 ? "[data-action=top]" : "[data-action=bottom]";
+      if ((await page.locator("[data-action=cup]:not([disabled])").count()) && !(await page.locator("button[data-box]").count())) return "[data-action=cup]";
+      return "button[data-box] >> nth=0";
+    },
+    check: async (page) => {
+      if (!advised && (await page.locator("button[data-box]").count())) {
+        await page.click("[data-action=advice]");
+        // (The advice is worked out by the game service: slower than a move on a loaded machine.)
+        await page.locator(".advice-moves li").first().waitFor({ timeout: 3 * STEP_MS });
+        advised = true;
+        return ["advice"];
+      }
+      return [
+        ...((await page.locator(".conversion").count()) ? ["embaixo"] : []),
+        ...((await page.locator("[data-action=bottom]").count()) ? ["cup"] : []),
+      ];
+    },
+  });
+  if (!outcome.seen.includes("embaixo")) throw new Error("no 'cantar embaixo' conversion was shown");
+  if (!outcome.seen.includes("advice")) throw new Error("the practice table's advice was never shown");
   return outcome;
 }
 
-/** Bozu Mekuri against a CPU: flip until the deck runs out; the poets' names show. */
+/** Bozu Mekuri against a CPU: flip until the deck runs out; the poets' cards
+ * show. Semimaru counts as a noble here, so that nobody is knocked out
+ * before the page has changed size and language. */
 async function bozuMekuri(browser) {
-  return solo(browser, "bozu_mekuri", 2, [1], null, async (page) => "[data-action=flip]",
-    async (page) => ((await page.locator(".flipped .card").count()) ? ["poet"] : []));
+  return solo(browser, "bozu_mekuri", {
+    seats: 2, cpuSeats: [1], chosen: { semimaru: "AS_NOBLE" }, start: [PHONE, EN], switchAt: 10,
+    choose: async () => "[data-action=flip]",
+    check: async (page) => ((await page.locator(".flipped .poet").count()) ? ["poet"] : []),
+  });
 }
 
-/** Dominó with three CPUs: lay the first tile that fits, until a team wins. */
+/** Dominó with three CPUs: lay the first tile that fits, until a team wins
+ * (which may take one round: the page changes size and language early). */
 async function domino(browser) {
-  return solo(browser, "domino", 4, [1, 2, 3], null, async (page) => "[data-tile] >> nth=0",
-    async (page) => ((await page.locator(".ends", { hasText: "open ends" }).count()) ? ["line"] : []));
+  return solo(browser, "domino", {
+    seats: 4, cpuSeats: [1, 2, 3], start: [PHONE, PT], switchAt: 2,
+    choose: async () => "[data-tile] >> nth=0",
+    check: async (page) => ((await page.locator(".line .tile").count()) >= 4 ? ["line"] : []),
+  });
 }
 
-/** Sign up, log out, log in again; then two players find a Bozó duel by
- * matchmaking and both land at the started table. */
+/** A wrong password is shown and cleared; sign up, log out, log in again;
+ * then two players find a Bozó duel by matchmaking and both land at the
+ * started table. */
 async function matchmaking(browser) {
-  const a = await browser.newContext({ viewport: DESKTOP });
-  const b = await browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true });
+  const a = await context(browser, DESKTOP, PT);
+  const b = await context(browser, PHONE, EN);
   const ana = await newPage(a, base);
   const username = `ana${Date.now().toString(36)}`;
   await ana.fill("#username", username);
+  await ana.fill("#password", "wrong password");
+  await ana.click("[data-action=login]");
+  await ana.locator(".login [role=alert]").waitFor({ timeout: STEP_MS });
+  const shots = [await screen(ana, "login-error-desktop-pt")];
+  if (await ana.locator("#logout").count()) throw new Error("'Log out' shows on the log-in screen");
   await ana.fill("#password", "correct horse battery");
   await ana.click("[data-action=signup]");
   await ana.waitForSelector("#game", { timeout: STEP_MS });
+  if (await ana.locator("[role=alert]").count()) throw new Error("the log-in's error stayed on the lobby");
   await ana.click("#logout");
   await ana.fill("#username", username);
   await ana.fill("#password", "correct horse battery");
@@ -344,48 +467,57 @@ async function matchmaking(browser) {
   await ana.waitForSelector("#game", { timeout: STEP_MS });
   const who = await ana.locator("#who").innerText();
   if (who !== username) throw new Error(`logged in as "${who}", not ${username}`);
+  await ana.selectOption("#game", "bozo");
+  await ana.selectOption("#mode", "duel");
+  shots.push(await screen(ana, "lobby-account-desktop-pt"));
+  await ana.click("[data-action=find]");
+  await ana.waitForSelector("#ticket-state", { timeout: STEP_MS });
+  await ana.waitForTimeout(1500);
+  const queued = await ana.locator(".queue").innerText();
+  shots.push(await screen(ana, "queue-desktop-pt"));
   const bia = await newPage(b, base);
   await guest(bia, "Bia");
-  for (const page of [ana, bia]) {
-    await page.waitForSelector("#game", { timeout: STEP_MS });
-    await page.selectOption("#game", "bozo");
-    await page.selectOption("#mode", "duel");
-    await page.click("[data-action=find]");
-  }
-  const seen = await ana.locator("#ticket-state").innerText({ timeout: STEP_MS }).catch(() => "matched at once");
+  await bia.waitForSelector("#game", { timeout: STEP_MS });
+  await bia.selectOption("#game", "bozo");
+  await bia.selectOption("#mode", "duel");
+  await bia.click("[data-action=find]");
   for (const page of [ana, bia]) await page.waitForSelector(".match", { timeout: 60_000 });
   const tables = await Promise.all([ana, bia].map((page) => new URL(page.url()).searchParams.get("table")));
   if (!tables[0] || tables[0] !== tables[1]) throw new Error(`matched to different tables: ${tables}`);
-  const shots = [await shot(bia, "matchmaking-matched-phone")];
+  shots.push(await screen(bia, "bozo-duel-matched-phone-en"), await screen(ana, "bozo-duel-matched-desktop-pt"));
+  // The rules, in both languages.
+  await ana.goto(`${base}/rules/pt-BR/`);
+  shots.push(await screen(ana, "rules-index-desktop-pt"));
+  await bia.goto(`${base}/rules/en/dudo`);
+  shots.push(await screen(bia, "rules-dudo-phone-en"));
   await a.close();
   await b.close();
-  return { scenario: "matchmaking", queue: seen, table: tables[0], screenshots: shots };
+  return { scenario: "matchmaking", queue: queued, table: tables[0], screenshots: shots };
 }
 
 /** A seat idle past its time is claimed against from the browser: the test
  * prints the table and waits (on stdin) while pytest makes the idle seat's
  * time run out; the other player's page then offers the claim. */
 async function claim(browser) {
-  const a = await browser.newContext({ viewport: DESKTOP });
-  const b = await browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true });
+  const a = await context(browser, DESKTOP, EN);
+  const b = await context(browser, PHONE, PT);
   const ana = await newPage(a, base);
   await guest(ana, "Ana");
-  const bia = await b.newPage();
-  watch(bia);
-  const { tableId } = await openTable(ana, bia, "dudo", {});
+  const bia = await newPage(b);
+  const { tableId } = await openTable(ana, bia, "dudo");
   const idle = await mover([ana, bia]);
   const other = idle === ana ? bia : ana;
   console.log(JSON.stringify({ waiting: tableId, version: await version(idle) }));
   await new Promise((resolve) => createInterface({ input: process.stdin }).once("line", resolve));
   await other.waitForSelector("[data-action=claim]", { timeout: 60_000 });
-  const shots = [await shot(other, "claim-offered")];
+  const shots = [await screen(other, "claim-offered")];
   await other.click("[data-action=claim]");
-  for (const page of [ana, bia]) await page.waitForSelector("#result", { timeout: STEP_MS });
-  shots.push(await shot(idle, "claim-removed"));
-  const result = await other.locator("#result").innerText();
+  const result = await places(other);
+  await idle.waitForSelector("#result", { timeout: STEP_MS });
+  shots.push(await screen(idle, "claim-removed"));
   await a.close();
   await b.close();
-  return { scenario: "claim", claimedBy: other === ana ? "Ana" : "Bia", result: result.split("\n").slice(1, 3), screenshots: shots };
+  return { scenario: "claim", claimedBy: other === ana ? "Ana" : "Bia", result, screenshots: shots };
 }
 
 const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });

@@ -1,12 +1,12 @@
-/** Each game's board, and where its rules are (served by the gateway). */
+/** Each game's board, log lines and rules page. */
 import { bozo } from "./bozo";
 import { bozuMekuri } from "./bozu_mekuri";
 import { domino } from "./domino";
 import { dudo } from "./dudo";
-import type { Renderer } from "./types";
+import type { GameUi } from "./types";
 import { yatzy } from "./yatzy";
 
-export const BOARDS: Record<string, Renderer> = {
+export const GAMES: Record<string, GameUi> = {
   bozo,
   bozu_mekuri: bozuMekuri,
   domino,
@@ -14,10 +14,7 @@ export const BOARDS: Record<string, Renderer> = {
   yatzy,
 };
 
-export const RULES: Record<string, string> = {
-  bozo: "/rules/bozo",
-  bozu_mekuri: "/rules/bozu-mekuri",
-  domino: "/rules/domino",
-  dudo: "/rules/dudo",
-  yatzy: "/rules/yatzy",
-};
+/** The rules page of each game, by game name. */
+export const RULES_PAGES: Record<string, string> = Object.fromEntries(
+  Object.entries(GAMES).map(([name, ui]) => [name, ui.rules]),
+);

@@ -1,0 +1,60 @@
+/** Table chat: the players' channel for the seated, the spectators' for
+ * everyone else (players never see it). Messages are text, never markup
+ * (Preact sets them as text). */
+import { useEffect, useRef, useState } from "preact/hooks";
+import type { Schemas } from "../../api/types";
+import { t } from "../i18n";
+import { client } from "../session";
+import { ErrorNote, useAction } from "../ui/parts";
+
+export type ChatMessage = Schemas["rodada.platform.v1.ChatMessage"];
+
+/** POST /v1/tables/{id}/chat (not yet a method of the API client). */
+function say(tableId: string, text: string): Promise<ChatMessage> {
+  return client.call("POST", `/v1/tables/${encodeURIComponent(tableId)}/chat`, { text });
+}
+
+export function Chat({ tableId, messages, seated, closed }: {
+  tableId: string; messages: ChatMessage[]; seated: boolean; closed: boolean;
+}) {
+  const [text, setText] = useState("");
+  const action = useAction();
+  const list = useRef<HTMLOListElement>(null);
+  useEffect(() => {
+    const element = list.current;
+    if (element) element.scrollTop = element.scrollHeight;
+  }, [messages.length]);
+  const send = (event: Event) => {
+    event.preventDefault();
+    const message = text;
+    if (!message.trim()) return;
+    action.run(async () => {
+      await say(tableId, message);
+      setText("");
+    });
+  };
+  return (
+    <section class="card chat" aria-labelledby="chat-title">
+      <h2 id="chat-title">{t.chat.title}</h2>
+      <p class="muted channel">{seated ? t.chat.players : t.chat.spectators}</p>
+      <ol class="messages" ref={list} aria-live="polite" tabIndex={0} aria-label={t.chat.title}>
+        {messages.length === 0 ? <li class="muted">{t.chat.empty}</li> : messages.map((m) => (
+          <li key={m.id} data-channel={m.channel === "CHAT_CHANNEL_TABLE_SPECTATORS" ? "spectators" : "players"}>
+            <strong>{m.sender_name}</strong>
+            {": "}
+            <span class="text">{m.text}</span>
+          </li>
+        ))}
+      </ol>
+      {closed ? <p class="muted">{t.chat.closed}</p> : (
+        <form class="say" onSubmit={send}>
+          <label for="chat-text" class="visually-hidden">{t.chat.label}</label>
+          <input id="chat-text" value={text} autocomplete="off" placeholder={t.chat.placeholder}
+            onInput={(e) => setText((e.target as HTMLInputElement).value)} />
+          <button type="submit" data-action="chat-send" disabled={action.busy}>{t.chat.send}</button>
+        </form>
+      )}
+      <ErrorNote error={action.error} />
+    </section>
+  );
+}
