@@ -21,7 +21,7 @@ from google.protobuf import any_pb2
 from google.protobuf.message import DecodeError, Message
 from rodada.common.v1 import match_pb2, match_pb2_grpc
 
-from services.kit import feeds, logs, metrics, play
+from services.kit import feeds, legal, logs, metrics, play
 from services.kit.engine import Context, Event, InvalidAction, Outcome, RulesError
 from services.kit.errors import Refused, invalid, not_found, permission_denied, stale
 from services.kit.game import Game, to_json
@@ -454,6 +454,9 @@ def snapshot(game: Game, match: StoredMatch, seat: int | None) -> match_pb2.Snap
         idle_since=0.0 if outcome else table.idle_since,
         deadline_at=due or 0.0,
         mode=table.mode,
+        legal=legal.message(
+            game, legal.legal_actions(game, table, seat) if seat is not None and not outcome else []
+        ),
     )
 
 
