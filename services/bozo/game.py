@@ -2,7 +2,7 @@
 
 from rodada.bozo.v1 import bozo_pb2
 
-from services.bozo import advice, advisor, engine
+from services.bozo import advice, advisor, engine, trophies
 from services.kit.game import CLAIMABLE, CONCEDE, EXPIRE, OPPONENTS, Game, Mode, Team
 
 GAME = Game(
@@ -42,4 +42,5 @@ GAME = Game(
     ask=advice.ask,
     practice_options=frozenset({"advice"}),
     prepare=advisor.prepare,
+    trophies=trophies.TROPHIES,
 )

@@ -2,7 +2,7 @@
 
 from rodada.domino.v1 import domino_pb2
 
-from services.domino import cpu, engine
+from services.domino import cpu, engine, trophies
 from services.kit.game import CLAIMABLE, CONCEDE, OPPONENTS, Game, Mode, Team
 
 GAME = Game(
@@ -36,4 +36,5 @@ GAME = Game(
     cpu_seats=True,
     # The seed: "Não existe mesa privada" — every table is open.
     open_tables=True,
+    trophies=trophies.TROPHIES,
 )

@@ -66,6 +66,19 @@ class Mode:
         return seats in self.seats and all(options.get(k, v) == v for k, v in self.options.items())
 
 
+@dataclass(frozen=True)
+class Trophy:
+    """A trophy the game awards (the common proto's ``Trophy``): ``won``
+    tells, when a match ends, which seats won it, from the outcome and the
+    match's game events in order (each ``{kind: data}``, as the proto's
+    Event JSON)."""
+
+    id: str
+    title: str
+    description: str
+    won: Callable[[Outcome, list[JSON]], Iterable[int]]
+
+
 def _always(state: State, seat: int) -> bool:
     return True
 
@@ -126,6 +139,8 @@ class Game:
     # Work a service does once before it serves (loading the advisor's
     # tables), so that no request pays for it.
     prepare: Callable[[], object] | None = None
+    # Trophies a finished match may win (the platform awards them).
+    trophies: tuple[Trophy, ...] = ()
 
     # -- facts derived --
 
@@ -173,6 +188,9 @@ class Game:
             questions=self.ask is not None,
             option_defaults=_struct(self.defaults),
             practice_options=sorted(self.practice_options),
+            trophies=[
+                match_pb2.Trophy(id=t.id, title=t.title, description=t.description) for t in self.trophies
+            ],
         )
 
     # -- parsing client input (strict: unknown fields fail) --
