@@ -3,7 +3,7 @@
 from rodada.bozo.v1 import bozo_pb2
 
 from services.bozo import advice, advisor, engine, trophies
-from services.kit.game import CLAIMABLE, CONCEDE, EXPIRE, OPPONENTS, Game, Mode, Team
+from services.kit.game import CLAIMABLE, CONCEDE, EXPIRE, OPPONENTS, Game, Mode, Team, rules_pages
 
 GAME = Game(
     name="bozo",
@@ -43,4 +43,5 @@ GAME = Game(
     practice_options=frozenset({"advice"}),
     prepare=advisor.prepare,
     trophies=trophies.TROPHIES,
+    rules=rules_pages(__file__),
 )

@@ -3,7 +3,7 @@
 from rodada.domino.v1 import domino_pb2
 
 from services.domino import cpu, engine, trophies
-from services.kit.game import CLAIMABLE, CONCEDE, OPPONENTS, Game, Mode, Team
+from services.kit.game import CLAIMABLE, CONCEDE, OPPONENTS, Game, Mode, Team, rules_pages
 
 GAME = Game(
     name="domino",
@@ -37,4 +37,5 @@ GAME = Game(
     # The seed: "Não existe mesa privada" — every table is open.
     open_tables=True,
     trophies=trophies.TROPHIES,
+    rules=rules_pages(__file__),
 )

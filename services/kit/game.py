@@ -19,6 +19,7 @@ import importlib
 import pkgutil
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -141,6 +142,9 @@ class Game:
     prepare: Callable[[], object] | None = None
     # Trophies a finished match may win (the platform awards them).
     trophies: tuple[Trophy, ...] = ()
+    # The rules for players, Markdown by language (rules_pages(__file__):
+    # the folder's rules/<lang>.md); served by the gateway at /rules/.
+    rules: Mapping[str, str] = field(default_factory=dict)
 
     # -- facts derived --
 
@@ -191,6 +195,9 @@ class Game:
             trophies=[
                 match_pb2.Trophy(id=t.id, title=t.title, description=t.description) for t in self.trophies
             ],
+            rules=[
+                match_pb2.RulesPage(lang=lang, markdown=page) for lang, page in sorted(self.rules.items())
+            ],
         )
 
     # -- parsing client input (strict: unknown fields fail) --
@@ -202,6 +209,13 @@ class Game:
 
     def action(self, data: Any) -> Message:
         return parse(self.messages.Action, data, "malformed_action")
+
+
+def rules_pages(module_file: str) -> dict[str, str]:
+    """A game's rules pages, by language: ``rules/<lang>.md`` in the folder
+    of ``module_file`` (the declaration's ``__file__``)."""
+    folder = Path(module_file).resolve().parent / "rules"
+    return {page.stem: page.read_text(encoding="utf-8") for page in sorted(folder.glob("*.md"))}
 
 
 def parse(message_cls: type[Message], data: Any, code: str) -> Message:

@@ -2,7 +2,7 @@
 
 from rodada.yatzy.v1 import yatzy_pb2
 
-from services.kit.game import CLAIMABLE, OTHERS, SEAT_OUT, Game, Mode
+from services.kit.game import CLAIMABLE, OTHERS, SEAT_OUT, Game, Mode, rules_pages
 from services.yatzy import advice, advisor, engine, trophies
 
 GAME = Game(
@@ -32,4 +32,5 @@ GAME = Game(
     practice_options=frozenset({"advice"}),
     prepare=advisor.prepare,
     trophies=trophies.TROPHIES,
+    rules=rules_pages(__file__),
 )

@@ -36,7 +36,8 @@ def test_the_site_is_served_at_the_root(gateway: str) -> None:
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
 
 
-PAGES = ["", "bozo", "bozu-mekuri", "domino", "dudo", "yatzy", "fairness"]
+# Each game's page comes from the game (its folder's rules/); Nim's too.
+PAGES = ["", "bozo", "bozu-mekuri", "domino", "dudo", "yatzy", "nim", "fairness"]
 
 
 @pytest.mark.parametrize("lang", ["en", "pt-BR"])
