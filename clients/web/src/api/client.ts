@@ -76,11 +76,19 @@ export interface ClientOptions {
 /** Refresh this long before the access token expires. */
 const REFRESH_MARGIN_MS = 60_000;
 
-/** What one call sends: its path parameters, query and body, as its operation types them. */
+/**
+ * What one call sends: its path parameters, query and body, as its operation
+ * types them. A body with nothing required (every body: the gateway reads a
+ * missing one as the request message's defaults) may be left out.
+ */
 type Call<P extends Path, M extends MethodOf<P>> = (keyof PathParams<P, M> extends never
   ? { path?: never }
   : { path: PathParams<P, M> }) &
-  ([RequestBody<P, M>] extends [never] ? { body?: never } : { body: RequestBody<P, M> }) & {
+  ([RequestBody<P, M>] extends [never]
+    ? { body?: never }
+    : Record<never, never> extends RequestBody<P, M>
+      ? { body?: RequestBody<P, M> }
+      : { body: RequestBody<P, M> }) & {
     query?: Query<P, M>;
   };
 
