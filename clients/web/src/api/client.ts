@@ -431,7 +431,7 @@ export class Client {
     return (await this.send("get", "/v1/users/{user_id}/trophies", { path: { user_id: userId } })).trophies;
   }
 
-  /** Tournaments, newest first, of a game and in a status (`registration`, `running`, …). */
+  /** Tournaments, newest first, of a game and in a status (`TOURNAMENT_STATUS_REGISTRATION`, …). */
   async tournaments(filter: Query<"/v1/tournaments", "get"> = {}) {
     return (await this.send("get", "/v1/tournaments", { query: filter })).tournaments;
   }
