@@ -53,3 +53,18 @@ async def test_the_gateway_learns_nim_and_plays_it(stack: Stack) -> None:
                 break
             assert asyncio.get_running_loop().time() < deadline, held
             await asyncio.sleep(0.2)
+
+
+async def test_a_version_without_events_reaches_the_feeds(stack: Stack) -> None:
+    """Nim's setup says nothing (no event): its first version's snapshot
+    still reaches a feed opened in the lobby, as every version's does."""
+    async with httpx.AsyncClient(base_url=stack.gateway(), timeout=15) as http:
+        ana, bia = await register(http, "ana"), await register(http, "bia")
+        table = await ana.create_table("nim", 2, {})
+        await bia.join(table["invite_code"])
+        async with bia.feed(stack.gateway(), table["id"]) as feed:
+            await feed.until(lambda item: "table" in item)
+            started = await ana.start(table["id"])
+            first = await feed.until(lambda item: "snapshot" in item)
+        snapshot = first[-1]["snapshot"]
+        assert snapshot["version"] == started["version"] == 1 and snapshot["seat"] == 1

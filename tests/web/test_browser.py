@@ -3,7 +3,8 @@ playwright-core from npm: clients/web/tests/browser.mjs). Two browser
 contexts play a complete Yatzy duel and a complete Dudo game by clicking, one
 of them closing its tab mid-match and coming back to its seat (and, in Dudo,
 the other's feed cut as a draining replica would, then resumed); the other
-games are played to the end, and a Bozó duel found by matchmaking; every
+games are played to the end, and a Bozó duel found by matchmaking, and Nim
+(a game of the tests' own) on the generic board; every
 request the pages make goes to the gateway. Screenshots are kept in
 test-artifacts/browser/ (ignored by git)."""
 
@@ -27,7 +28,8 @@ ARTIFACTS = REPO / "test-artifacts" / "browser"
 # Yatzy and Dudo: two players; the others: one player (Bozó's solo, CPUs in
 # Bozu Mekuri and Dominó), checking each game's own information is shown;
 # then accounts, matchmaking and the rules pages.
-@pytest.mark.parametrize("scenario", ["yatzy", "dudo", "bozo", "bozu_mekuri", "domino", "matchmaking"])
+# Nim has no client code: the generic board plays it.
+@pytest.mark.parametrize("scenario", ["yatzy", "dudo", "bozo", "bozu_mekuri", "domino", "matchmaking", "nim"])
 def test_two_browsers_play_to_the_end(stack: Stack, scenario: str) -> None:
     if not CHROMIUM.exists():
         pytest.fail(f"{CHROMIUM} is missing: run `make debian-tools` (Debian's chromium)")
