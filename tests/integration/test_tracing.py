@@ -133,6 +133,13 @@ def _ancestors(span: Received, by_id: dict[bytes, Received]) -> list[Received]:
     return found
 
 
+def _rooted(spans: list[Received], client_span: bytes) -> bool:
+    """Every span's parent has come in, but the client's (spans come in
+    batches, each process's on its own)."""
+    by_id = _by_id(spans)
+    return all(r.span.parent_span_id in by_id or r.span.parent_span_id == client_span for r in spans)
+
+
 def _assert_one_tree(spans: list[Received], client_span: bytes) -> Received:
     """Every span's parent is in the trace, but the root's, which is the
     client's span; the root."""
@@ -166,7 +173,14 @@ async def test_one_action_over_http_is_one_trace_through_gateway_service_and_red
             headers={**player.headers, "traceparent": traceparent},
         )
         assert response.status_code == 200, response.text
-    spans = await found.wait_for(trace_id, _complete)
+        # A refusal crosses the traced hops as it is (status, code).
+        again = await http.post(
+            f"/v1/tables/{table_id}/actions",
+            json={"expected_version": snapshot["version"], "action": {"take": {"stones": 1}}},
+            headers=player.headers,
+        )
+        assert (again.status_code, again.json()["error"]["code"]) == (409, "stale_version")
+    spans = await found.wait_for(trace_id, lambda s: _complete(s) and _rooted(s, client_span))
     assert _complete(spans), [(r.service, r.span.name) for r in spans]
     root = _assert_one_tree(spans, client_span)
     # The root is the gateway's HTTP server span, named for the route.
@@ -186,7 +200,7 @@ async def test_one_action_over_http_is_one_trace_through_gateway_service_and_red
         for line in traced.log_path("gateway").read_text().splitlines()
         if line.startswith("{")
     ]
-    access = [entry for entry in logs if f"/v1/tables/{table_id}/actions" in entry["msg"]]
+    access = [entry for entry in logs if f'/v1/tables/{table_id}/actions HTTP/1.1" 200' in entry["msg"]]
     assert access and all(entry.get("trace_id") == trace_id.hex() for entry in access), access
     # The move's Redis commands (the load, the one-round-trip commit) are the
     # game service's, under its Act; any the gateway made are under its request.
@@ -212,7 +226,7 @@ async def test_a_call_to_the_gateways_grpc_face_continues_the_callers_trace(
         stub = platform_pb2_grpc.PlatformServiceStub(channel)
         metadata = (("authorization", f"Bearer {players['0'].token}"), ("traceparent", traceparent))
         await stub.GetView(platform_pb2.GetViewRequest(table_id=table_id), metadata=metadata, timeout=10)
-    spans = await found.wait_for(trace_id, _complete)
+    spans = await found.wait_for(trace_id, lambda s: _complete(s) and _rooted(s, client_span))
     assert _complete(spans), [(r.service, r.span.name) for r in spans]
     root = _assert_one_tree(spans, client_span)
     assert (root.service, root.span.kind, root.span.name) == (
@@ -246,7 +260,10 @@ async def test_a_feed_continues_the_trace_its_hello_or_upgrade_request_carries(
         first = json.loads(await asyncio.wait_for(socket.recv(), 10))
         assert "snapshot" in first or "event" in first or "table" in first, first
     # The feed's span ends with the feed.
-    spans = await found.wait_for(trace_id, lambda s: any(r.span.kind == SERVER for r in s))
+    spans = await found.wait_for(
+        trace_id,
+        lambda s: any(r.service == GATEWAY and r.span.kind == SERVER for r in s) and _rooted(s, client_span),
+    )
     root = _assert_one_tree(spans, client_span)
     assert (root.service, root.span.kind, root.span.name) == (GATEWAY, SERVER, "WS /v1/tables/{id}/events")
 
