@@ -19,12 +19,15 @@ the well-kept instrumentations, each installed only then:
 Off — the default — none of this is imported or installed: no interceptor,
 no middleware, no wrapper; each function here answers from one flag. Work in
 the background (clocks, the matcher, gauges) starts no trace of its own: a
-Redis command or gRPC call without a parent span is not sampled.
+Redis command or gRPC call without a parent span is not sampled; a listener
+that a request starts but that serves everyone after it (the feeds' pub/sub
+readers) runs outside that request's trace (:func:`background`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -175,6 +178,20 @@ def feed_span(name: str, upgrade: Context | None, hello: Mapping[str, Any]) -> I
     tracer = trace.get_tracer("rodada.feeds")
     with tracer.start_as_current_span(name, context=parent, kind=trace.SpanKind.SERVER):
         yield
+
+
+def background() -> contextvars.Context | None:
+    """For ``create_task(..., context=…)`` of a task that a request starts
+    but that serves everyone after it (a pub/sub listener): the current
+    context without the request's span, so its work is not filed under that
+    request. None (the current context, as usual) when tracing is off."""
+    if not _enabled:
+        return None
+    from opentelemetry import context
+
+    copied = contextvars.copy_context()
+    copied.run(context.attach, context.Context())
+    return copied
 
 
 def log_ids() -> tuple[str, str] | None:

@@ -4,6 +4,7 @@ logs carry the current span's ids; background work starts no trace."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -112,3 +113,22 @@ def test_background_work_starts_no_trace_but_requests_and_their_children_do() ->
     with tracer.start_as_current_span("request", kind=trace.SpanKind.SERVER) as request:
         assert request.is_recording()
         assert decision(trace.SpanKind.CLIENT, request) is Decision.RECORD_AND_SAMPLE
+
+
+async def test_a_listener_a_request_starts_is_not_filed_under_that_request(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """tracing.background(): the task runs without the request's span, but
+    with the rest of its context (the log fields)."""
+    tracer = TracerProvider().get_tracer("test")
+
+    async def seen() -> tuple[bool, str | None]:
+        return trace.get_current_span().get_span_context().is_valid, logs.REQUEST_ID.get()
+
+    with tracer.start_as_current_span("request"):
+        logs.REQUEST_ID.set("r1")
+        assert tracing.background() is None  # off: the current context, as always
+        assert await asyncio.create_task(seen(), context=tracing.background()) == (True, "r1")
+        monkeypatch.setattr(tracing, "_enabled", True)
+        assert await asyncio.create_task(seen(), context=tracing.background()) == (False, "r1")
+        assert await asyncio.create_task(seen()) == (True, "r1")
