@@ -22,6 +22,7 @@ import pytest
 import websockets
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 from opentelemetry.proto.trace.v1 import trace_pb2
+from prometheus_client.parser import text_string_to_metric_families
 from rodada.platform.v1 import platform_pb2, platform_pb2_grpc
 
 from tests.conftest import TEST_PACKAGES
@@ -180,6 +181,15 @@ async def test_one_action_over_http_is_one_trace_through_gateway_service_and_red
             headers=player.headers,
         )
         assert (again.status_code, again.json()["error"]["code"]) == (409, "stale_version")
+    # The metrics count as they do without tracing: the service's guard saw
+    # the move and the refusal.
+    counted = {
+        sample.labels["code"]: sample.value
+        for family in text_string_to_metric_families(httpx.get(traced.metrics_url("nim"), timeout=10).text)
+        for sample in family.samples
+        if sample.name == "rodada_grpc_requests_total" and sample.labels["method"] == "Act"
+    }
+    assert counted.get("OK", 0) >= 1 and counted.get("ABORTED", 0) >= 1, counted
     spans = await found.wait_for(trace_id, lambda s: _complete(s) and _rooted(s, client_span))
     assert _complete(spans), [(r.service, r.span.name) for r in spans]
     root = _assert_one_tree(spans, client_span)
