@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 
 import pytest
@@ -18,7 +19,7 @@ from redis.asyncio import Redis
 
 from services.kit import keys
 from tests.integration.time_travel import rewind_idle
-from tests.web import CHROMIUM, DIST, REPO, WEB, node, run, tool
+from tests.web import CHROMIUM, DIST, REPO, WEB, admin_account, node, run, tool
 from tools.stack import Stack
 
 ARTIFACTS = REPO / "test-artifacts" / "browser"
@@ -27,23 +28,34 @@ ARTIFACTS = REPO / "test-artifacts" / "browser"
 # Yatzy and Dudo: two players; the others: one player (Bozó's solo, CPUs in
 # Bozu Mekuri and Dominó), checking each game's own information is shown;
 # then accounts, matchmaking and the rules pages.
-@pytest.mark.parametrize("scenario", ["yatzy", "dudo", "bozo", "bozu_mekuri", "domino", "matchmaking"])
+# Then the community: friends, messages, a Dominó invite, a tournament.
+@pytest.mark.parametrize(
+    "scenario", ["yatzy", "dudo", "bozo", "bozu_mekuri", "domino", "matchmaking", "community"]
+)
 def test_two_browsers_play_to_the_end(stack: Stack, scenario: str) -> None:
     if not CHROMIUM.exists():
         pytest.fail(f"{CHROMIUM} is missing: run `make debian-tools` (Debian's chromium)")
     if not (DIST / "index.html").exists():
         pytest.fail(f"{DIST} has no site: run `make web`")
     tool("tsc")  # the web client's node_modules, where playwright-core is
-    stack.service("bozo" if scenario == "matchmaking" else scenario)
-    gateway = stack.gateway()
+    env = dict(os.environ)
+    if scenario == "community":
+        stack.services()
+        gateway = stack.gateway()
+        env["ADMIN_USER"], env["ADMIN_PASSWORD"] = admin_account(stack.redis_url, gateway)
+    else:
+        stack.service("bozo" if scenario == "matchmaking" else scenario)
+        gateway = stack.gateway()
     started = time.monotonic()
-    done = run([node(), "tests/browser.mjs", gateway, str(ARTIFACTS), scenario], cwd=WEB, timeout=600)
+    done = run([node(), "tests/browser.mjs", gateway, str(ARTIFACTS), scenario], cwd=WEB, timeout=600, env=env)
     seconds = time.monotonic() - started
     assert done.returncode == 0, done.stdout + done.stderr
     outcome = json.loads(done.stdout.strip().splitlines()[-1])
     assert outcome["scenario"] == scenario
     if scenario == "matchmaking":
         assert outcome["table"], outcome  # both players at one table
+    elif scenario == "community":
+        assert outcome["standings"] == ["1", "2"] and outcome["actions"] >= 2, outcome
     else:
         places = [int(place) for place, _ in outcome["result"]]
         assert places[0] == 1 and places == sorted(places), outcome  # the placings shown, in order

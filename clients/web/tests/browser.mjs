@@ -15,13 +15,19 @@
 // - matchmaking: a wrong password shown and cleared, sign up, log out, log
 //   in, then a Bozó duel found by matchmaking (the queue screen shown).
 // - claim: an idle Dudo seat claimed against (pytest makes its time run out).
+// - community (desktop, English; phone, Portuguese): two accounts become
+//   friends and exchange private messages; one invites the other to the seat
+//   opposite at a Dominó table, then reports and blocks from the table chat;
+//   both register for a Dudo tournament an admin (ADMIN_USER/ADMIN_PASSWORD)
+//   announced and starts, play their board, and follow it live to its end;
+//   the rankings and a profile.
 //
 // Every screen is screenshotted into ARTIFACTS, must be no wider than its
 // viewport, and is checked by axe-core (0 serious or critical violations);
 // every request the pages make must go to the gateway. Run by
 // tests/web/test_browser.py:
 //
-//   node tests/browser.mjs <gateway URL> <artifacts dir> [yatzy|dudo|bozo|bozu_mekuri|domino|matchmaking|claim ...]
+//   node tests/browser.mjs <gateway URL> <artifacts dir> [yatzy|dudo|bozo|bozu_mekuri|domino|matchmaking|claim|community ...]
 //
 // Prints one JSON line per scenario; exits non-zero on the first failure.
 import { mkdirSync } from "node:fs";
@@ -520,12 +526,191 @@ async function claim(browser) {
   return { scenario: "claim", claimedBy: other === ana ? "Ana" : "Bia", result, screenshots: shots };
 }
 
+const PASSWORD = "correct horse battery";
+
+async function signUp(page, username) {
+  await page.fill("#username", username);
+  await page.fill("#password", PASSWORD);
+  await page.click("[data-action=signup]");
+  await page.waitForSelector("#game", { timeout: STEP_MS });
+}
+
+async function section(page, id) {
+  await page.click(`header nav [data-section=${id}]`);
+}
+
+/** The gateway's API as the admin, from node (announcing is an admin's job). */
+async function asAdmin(method, path, body) {
+  const login = await fetch(`${base}/v1/auth/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username: process.env.ADMIN_USER, password: process.env.ADMIN_PASSWORD }),
+  });
+  if (!login.ok) throw new Error(`admin log-in: ${login.status} ${await login.text()}`);
+  const { access_token: token } = await login.json();
+  const reply = await fetch(base + path, {
+    method,
+    headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+    body: JSON.stringify(body),
+  });
+  if (!reply.ok) throw new Error(`${method} ${path}: ${reply.status} ${await reply.text()}`);
+  return reply.json();
+}
+
+/** Play a started Dudo table on both pages (call when you can, else raise) to its result. */
+async function playDudo(pages) {
+  let actions = 0;
+  for (;;) {
+    const page = await mover(pages);
+    if (!page) break;
+    await actAndWait(page, (await page.locator("[data-action=dudo]").count()) ? "[data-action=dudo]" : "[data-action=bid]");
+    actions += 1;
+  }
+  return actions;
+}
+
+async function community(browser) {
+  const a = await context(browser, DESKTOP, EN);
+  const b = await context(browser, PHONE, PT);
+  const stamp = Date.now().toString(36);
+  const [anaName, biaName] = [`ana_${stamp}`, `bia_${stamp}`];
+  const ana = await newPage(a, base);
+  await signUp(ana, anaName);
+  const bia = await newPage(b, base);
+  await signUp(bia, biaName);
+  const shots = [];
+
+  // Friends: Ana asks Bia by username; the request reaches Bia's page on her social feed.
+  await section(ana, "friends");
+  await ana.fill("#friend-username", biaName);
+  await ana.click("[data-action=request-friend]");
+  await ana.locator(".friends [role=status]").waitFor({ timeout: STEP_MS });
+  await section(bia, "friends");
+  await bia.locator(".incoming [data-action=accept]").waitFor({ timeout: STEP_MS });
+  shots.push(await screen(bia, "friends-request-phone-pt"));
+  await bia.click(".incoming [data-action=accept]");
+  // Bia shows online on Ana's list (her page's social feed is open).
+  await ana.locator(".friend-list li[data-online=yes]", { hasText: biaName }).waitFor({ timeout: STEP_MS });
+  shots.push(await screen(ana, "friends-desktop-en"));
+
+  // Private messages, each side's arriving live.
+  const hello = "Oi, Bia! Uma partida de dominó? <i>sem HTML</i>";
+  await ana.click(".friend-list [data-action=message]");
+  await ana.fill("#message-text", hello);
+  await ana.press("#message-text", "Enter");
+  await ana.locator(".messages.private .text", { hasText: "Oi, Bia!" }).waitFor({ timeout: STEP_MS });
+  await bia.locator("header [data-section=friends] .badge").waitFor({ timeout: STEP_MS });
+  await bia.locator(".friend-list [data-action=message]").waitFor({ timeout: STEP_MS });
+  await bia.click(".friend-list [data-action=message]");
+  const received = await bia.locator(".messages.private .text").first().innerText({ timeout: STEP_MS });
+  if (received !== hello) throw new Error(`Bia read "${received}", not the message as written`);
+  await bia.fill("#message-text", "Bora!");
+  await bia.press("#message-text", "Enter");
+  await ana.locator(".messages.private .text", { hasText: "Bora!" }).waitFor({ timeout: STEP_MS });
+  shots.push(await screen(ana, "messages-desktop-en"), await screen(bia, "messages-phone-pt"));
+
+  // Dominó: Ana opens a table with CPUs at her sides and invites Bia, who takes the seat opposite.
+  await section(ana, "play");
+  await ana.selectOption("#game", "domino");
+  await ana.check("#cpu-seat-1");
+  await ana.check("#cpu-seat-3");
+  await ana.click("[data-action=create]");
+  await ana.locator(".invite-friends [data-action=invite-friend]").click({ timeout: STEP_MS });
+  await ana.locator(".invite-friends [role=status]").waitFor({ timeout: STEP_MS });
+  shots.push(await screen(ana, "domino-invite-friend-desktop-en"));
+  await bia.locator(".invites-banner [data-action=accept-invite]").waitFor({ timeout: STEP_MS });
+  shots.push(await screen(bia, "invite-received-phone-pt"));
+  await bia.click(".invites-banner [data-action=accept-invite]");
+  await ana.locator(".seats li:nth-child(3) strong", { hasText: biaName }).waitFor({ timeout: STEP_MS });
+  // The last seat taken may start the match by itself; else the host does.
+  await ana.waitForSelector(".match, [data-action=start]:not([disabled])", { timeout: STEP_MS });
+  if (!(await ana.locator(".match").count())) await ana.click("[data-action=start]", { timeout: 2000 }).catch(() => undefined);
+  for (const page of [ana, bia]) await page.waitForSelector(".match", { timeout: STEP_MS });
+  const partners = await bia.locator(".scores").innerText();
+  if (!partners.includes(anaName)) throw new Error(`Bia's page does not show Ana as her partner: ${partners}`);
+  shots.push(await screen(bia, "domino-partners-phone-pt"));
+
+  // From the table chat: Ana reports one of Bia's messages, then blocks her.
+  await bia.fill("#chat-text", "mensagem para denunciar");
+  await bia.press("#chat-text", "Enter");
+  const reported = ana.locator(".chat .messages li", { hasText: "mensagem para denunciar" });
+  await reported.locator("[data-action=moderate]").click({ timeout: STEP_MS });
+  await reported.locator("input").fill("only a test");
+  shots.push(await screen(ana, "chat-report-desktop-en"));
+  await reported.locator("[data-action=report]").click();
+  await reported.locator(".moderated").waitFor({ timeout: STEP_MS });
+  await bia.fill("#chat-text", "e agora?");
+  await bia.press("#chat-text", "Enter");
+  const next = ana.locator(".chat .messages li", { hasText: "e agora?" });
+  await next.locator("[data-action=moderate]").click({ timeout: STEP_MS });
+  await next.locator("[data-action=block]").click();
+  await next.waitFor({ state: "detached", timeout: STEP_MS });
+  await section(ana, "friends");
+  await ana.locator(".blocked [data-action=unblock]").waitFor({ timeout: STEP_MS });
+  if (await ana.locator(".friend-list li", { hasText: biaName }).count()) throw new Error("a blocked user is still a friend");
+  shots.push(await screen(ana, "friends-blocked-desktop-en"));
+
+  // A Dudo tournament of two, one die each: announced, registered for, started, played, followed to its end.
+  const tour = await asAdmin("POST", "/v1/tournaments", {
+    name: `Copa ${stamp}`, game: "dudo", options: { dice_per_player: 1 },
+    format: "TOURNAMENT_FORMAT_SWISS", max_entrants: 2, table_size: 2,
+  });
+  const c = await context(browser, DESKTOP, PT);
+  const boss = await newPage(c, base);
+  await boss.fill("#username", process.env.ADMIN_USER);
+  await boss.fill("#password", process.env.ADMIN_PASSWORD);
+  await boss.click("[data-action=login]");
+  await boss.waitForSelector("#game", { timeout: STEP_MS });
+  await boss.goto(`${base}/?tournament=${tour.id}`);
+  for (const page of [ana, bia]) {
+    await section(page, "tournaments");
+    await page.locator(`[data-tournament="${tour.id}"] a`).click({ timeout: STEP_MS });
+    await page.locator("[data-action=register]").click({ timeout: STEP_MS });
+    await page.locator(".registered").waitFor({ timeout: STEP_MS });
+  }
+  shots.push(await screen(bia, "tournament-registered-phone-pt"));
+  await boss.locator(".entrants li:nth-child(2)").waitFor({ timeout: STEP_MS }); // live: both registrations
+  shots.push(await screen(boss, "tournament-admin-desktop-pt"));
+  await boss.click("[data-action=start-tournament]");
+  for (const page of [ana, bia]) await page.locator("[data-action=play-board]").click({ timeout: STEP_MS });
+  for (const page of [ana, bia]) await page.waitForSelector(".match", { timeout: STEP_MS });
+  const actions = await playDudo([ana, bia]);
+  shots.push(await screen(boss, "tournament-running-desktop-pt"));
+  await boss.locator(".tournament[data-status=TOURNAMENT_STATUS_FINISHED]").waitFor({ timeout: 60_000 });
+  const standings = await boss.locator(".standings tbody tr").evaluateAll((rows) => rows.map((r) => r.dataset.place));
+  if (standings.join() !== "1,2") throw new Error(`the final standings are ${standings}`);
+  shots.push(await screen(boss, "tournament-final-desktop-pt"));
+  for (const page of [ana, bia]) {
+    await section(page, "tournaments");
+    await page.locator(`[data-tournament="${tour.id}"] a`).click({ timeout: STEP_MS });
+    await page.locator(".tournament[data-status=TOURNAMENT_STATUS_FINISHED] .standings").waitFor({ timeout: STEP_MS });
+  }
+  shots.push(await screen(ana, "tournament-final-desktop-en"), await screen(bia, "tournament-final-phone-pt"));
+
+  // Rankings and a profile (the match just played in its history).
+  await section(bia, "leaderboards");
+  await bia.locator(".leaderboard table, .leaderboard .muted").first().waitFor({ timeout: STEP_MS });
+  shots.push(await screen(bia, "rankings-phone-pt"));
+  await section(ana, "profile");
+  await ana.locator(".match-list li").first().waitFor({ timeout: STEP_MS });
+  await ana.locator(".trophy-list li").first().waitFor({ timeout: STEP_MS });
+  shots.push(await screen(ana, "profile-desktop-en"));
+  await section(ana, "leaderboards");
+  await ana.locator(".leaderboard table, .leaderboard .muted").first().waitFor({ timeout: STEP_MS });
+  shots.push(await screen(ana, "rankings-desktop-en"));
+  await section(bia, "profile");
+  await bia.locator(".match-list li").first().waitFor({ timeout: STEP_MS });
+  shots.push(await screen(bia, "profile-phone-pt"));
+  for (const ctx of [a, b, c]) await ctx.close();
+  return { scenario: "community", actions, tournament: tour.id, standings, screenshots: shots };
+}
+
 const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
 let failed = false;
 try {
   for (const name of scenarios) {
     const started = Date.now();
-    const outcome = await { yatzy, dudo, bozo, bozu_mekuri: bozuMekuri, domino, matchmaking, claim }[name](browser);
+    const outcome = await { yatzy, dudo, bozo, bozu_mekuri: bozuMekuri, domino, matchmaking, claim, community }[name](browser);
     console.log(JSON.stringify({ ...outcome, seconds: (Date.now() - started) / 1000 }));
   }
 } catch (error) {
