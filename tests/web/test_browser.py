@@ -47,7 +47,9 @@ def test_two_browsers_play_to_the_end(stack: Stack, scenario: str) -> None:
         stack.service("bozo" if scenario == "matchmaking" else scenario)
         gateway = stack.gateway()
     started = time.monotonic()
-    done = run([node(), "tests/browser.mjs", gateway, str(ARTIFACTS), scenario], cwd=WEB, timeout=600, env=env)
+    done = run(
+        [node(), "tests/browser.mjs", gateway, str(ARTIFACTS), scenario], cwd=WEB, timeout=600, env=env
+    )
     seconds = time.monotonic() - started
     assert done.returncode == 0, done.stdout + done.stderr
     outcome = json.loads(done.stdout.strip().splitlines()[-1])

@@ -11,10 +11,8 @@ from __future__ import annotations
 import json
 import os
 import re
-import secrets
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 

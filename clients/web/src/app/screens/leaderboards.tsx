@@ -52,7 +52,7 @@ export function LeaderboardsScreen({ games, go }: { games: GameInfo[]; go: Go })
       <Card title={t.ranks.leaderboard} class="leaderboard">
         <ErrorNote error={error} />
         {board === null ? <p>{t.loading}</p> : board.entries.length === 0 ? <p class="muted">{t.ranks.empty}</p> : (
-          <div class="scroll">
+          <div class="scroll" role="region" tabIndex={0} aria-label={t.ranks.leaderboard}>
             <table>
               <thead>
                 <tr><th scope="col">{t.ranks.position}</th><th scope="col">{t.ranks.player}</th>
@@ -86,7 +86,7 @@ export function LeaderboardsScreen({ games, go }: { games: GameInfo[]; go: Go })
           {league.divisions.filter((d) => d.standings.length).map((division) => (
             <section>
               <h3>{t.ranks.division(division.number)}</h3>
-              <div class="scroll">
+              <div class="scroll" role="region" tabIndex={0} aria-label={t.ranks.division(division.number)}>
                 <table>
                   <thead>
                     <tr><th scope="col">{t.ranks.position}</th><th scope="col">{t.ranks.player}</th>

@@ -137,7 +137,7 @@ export function TournamentScreen({ tournamentId, go }: { tournamentId: string; g
       </Card>
       {tour.standings.length ? (
         <Card title={tour.status === "TOURNAMENT_STATUS_FINISHED" ? t.tournaments.final : t.tournaments.standings} class="standings">
-          <div class="scroll">
+          <div class="scroll" role="region" tabIndex={0} aria-label={t.tournaments.standings}>
             <table>
               <thead>
                 <tr>
@@ -163,7 +163,8 @@ export function TournamentScreen({ tournamentId, go }: { tournamentId: string; g
       ) : null}
       {tour.rounds.length ? (
         <Card title={elimination ? t.tournaments.bracket : t.tournaments.rounds} class="rounds">
-          <div class={elimination ? "bracket scroll" : ""}>
+          <div class={elimination ? "bracket scroll" : ""} role={elimination ? "region" : undefined}
+            tabIndex={elimination ? 0 : undefined} aria-label={elimination ? t.tournaments.bracket : undefined}>
             {tour.rounds.map((round) => <RoundView round={round} mine={mine?.id} names={names} go={go} />)}
           </div>
         </Card>
