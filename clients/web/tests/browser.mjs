@@ -687,6 +687,22 @@ async function community(browser) {
   }
   shots.push(await screen(ana, "tournament-final-desktop-en"), await screen(bia, "tournament-final-phone-pt"));
 
+  // A partnership game's tournament: Ana starts a team and gives Bia its code.
+  const duplas = await asAdmin("POST", "/v1/tournaments", {
+    name: `Duplas ${stamp}`, game: "domino", format: "TOURNAMENT_FORMAT_SWISS", max_entrants: 4,
+  });
+  await ana.goto(`${base}/?tournament=${duplas.id}`);
+  await ana.locator("[data-action=register]").click({ timeout: STEP_MS });
+  const code = await ana.locator("#team-code").innerText({ timeout: STEP_MS });
+  shots.push(await screen(ana, "tournament-team-code-desktop-en"));
+  await bia.goto(`${base}/?tournament=${duplas.id}`);
+  await bia.fill("#team-code-input", code);
+  await bia.locator("[data-action=register]").click({ timeout: STEP_MS });
+  await bia.locator(".registered").waitFor({ timeout: STEP_MS });
+  const team = await bia.locator(".entrants li").first().innerText({ timeout: STEP_MS });
+  if (!(team.includes(anaName) && team.includes(biaName))) throw new Error(`the team is "${team}"`);
+  shots.push(await screen(bia, "tournament-team-phone-pt"));
+
   // Rankings and a profile (the match just played in its history).
   await section(bia, "leaderboards");
   await bia.locator(".leaderboard table, .leaderboard .muted").first().waitFor({ timeout: STEP_MS });

@@ -78,7 +78,7 @@ export function ProfileScreen({ userId, userName, go }: { userId: string; userNa
         <ul class="trophy-list">
           {kinds.map((kind) => (
             <li data-trophy={kind.id} class={held.has(kind.id) ? "won" : "not-won"}>
-              <span aria-hidden="true">{held.has(kind.id) ? "🏆" : "·"}</span>{" "}
+              <span aria-hidden="true">{held.has(kind.id) ? "★" : "☆"}</span>{" "}
               <strong>{kind.title}</strong>{held.has(kind.id) ? ` · ${t.profile.won}` : ""}
               <br /><span class="muted">{kind.description}</span>
             </li>

@@ -64,7 +64,7 @@ function summary(tour: Tournament): string {
 
 export function TournamentScreen({ tournamentId, go }: { tournamentId: string; go: Go }) {
   const [tour, setTour] = useState<Tournament | null>(null);
-  const [live, setLive] = useState(false);
+  const [feed, setFeed] = useState<"connecting" | "live" | "over">("connecting");
   const [teamCode, setTeamCode] = useState("");
   const [myCode, setMyCode] = useState<string | null>(null);
   const action = useAction();
@@ -73,8 +73,9 @@ export function TournamentScreen({ tournamentId, go }: { tournamentId: string; g
       (failure: unknown) => action.setError(errorText(failure)));
     const feed = client.followTournament(tournamentId, {
       tournament: (next) => setTour(next),
-      connected: () => setLive(true),
-      disconnected: () => setLive(false),
+      connected: () => setFeed("live"),
+      disconnected: (_code, _reason, retry) => setFeed((now) => (now === "over" || retry === null ? now : "connecting")),
+      end: () => setFeed("over"),
     });
     return () => feed.close();
   }, [tournamentId]);
@@ -100,8 +101,12 @@ export function TournamentScreen({ tournamentId, go }: { tournamentId: string; g
         <p>{summary(tour)}</p>
         <p class="muted">
           {tour.rounds_planned ? t.tournaments.round(tour.current_round, tour.rounds_planned) : t.tournaments.notStarted}
-          {" · "}
-          <span id="tournament-live" role="status">{live ? t.tournaments.live : t.tournaments.connecting}</span>
+          {feed === "over" ? null : (
+            <>
+              {" · "}
+              <span id="tournament-live" role="status">{feed === "live" ? t.tournaments.live : t.tournaments.connecting}</span>
+            </>
+          )}
         </p>
         {registering ? (
           mine ? (
