@@ -29,7 +29,8 @@
 //
 //   node tests/browser.mjs <gateway URL> <artifacts dir> [yatzy|dudo|bozo|bozu_mekuri|domino|matchmaking|claim|community ...]
 //
-// Prints one JSON line per scenario; exits non-zero on the first failure.
+// Prints one JSON line per scenario (with its `error` if it failed, and its
+// pages' requests outside the gateway); exits non-zero if any failed.
 import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
@@ -721,22 +722,28 @@ async function community(browser) {
   return { scenario: "community", actions, tournament: tour.id, standings, screenshots: shots };
 }
 
+// One browser for every scenario; each prints its outcome (or its error) and
+// the requests its pages made outside the gateway, and the others still run.
 const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
 let failed = false;
 try {
   for (const name of scenarios) {
     const started = Date.now();
-    const outcome = await { yatzy, dudo, bozo, bozu_mekuri: bozuMekuri, domino, matchmaking, claim, community }[name](browser);
-    console.log(JSON.stringify({ ...outcome, seconds: (Date.now() - started) / 1000 }));
+    const before = foreign.length;
+    let outcome;
+    try {
+      outcome = await { yatzy, dudo, bozo, bozu_mekuri: bozuMekuri, domino, matchmaking, claim, community }[name](browser);
+    } catch (error) {
+      failed = true;
+      console.error(error);
+      outcome = { scenario: name, error: String(error?.stack ?? error) };
+      for (const ctx of browser.contexts()) await ctx.close().catch(() => undefined);
+    }
+    const outside = foreign.slice(before);
+    if (outside.length) failed = true;
+    console.log(JSON.stringify({ ...outcome, foreign: outside, seconds: (Date.now() - started) / 1000 }));
   }
-} catch (error) {
-  failed = true;
-  console.error(error);
 } finally {
   await browser.close();
-}
-if (foreign.length) {
-  console.error(`requests outside the gateway: ${JSON.stringify(foreign)}`);
-  failed = true;
 }
 process.exit(failed ? 1 : 0);
