@@ -16,7 +16,8 @@
 //   in, then a Bozó duel found by matchmaking (the queue screen shown).
 // - claim: an idle Dudo seat claimed against (pytest makes its time run out).
 // - community (desktop, English; phone, Portuguese): two accounts become
-//   friends and exchange private messages; one invites the other to the seat
+//   friends and exchange private messages, then play a ranked Bozó duel found
+//   by matchmaking; one invites the other to the seat
 //   opposite at a Dominó table, then reports and blocks from the table chat;
 //   both register for a Dudo tournament an admin (ADMIN_USER/ADMIN_PASSWORD)
 //   announced and starts, play their board, and follow it live to its end;
@@ -610,6 +611,25 @@ async function community(browser) {
   await ana.locator(".messages.private .text", { hasText: "Bora!" }).waitFor({ timeout: STEP_MS });
   shots.push(await screen(ana, "messages-desktop-en"), await screen(bia, "messages-phone-pt"));
 
+  // A ranked Bozó duel found by matchmaking: ratings for the rankings and the profiles.
+  for (const page of [ana, bia]) {
+    await section(page, "play");
+    await page.selectOption("#game", "bozo");
+    await page.selectOption("#mode", "duel");
+    await page.check("#ranked");
+    await page.click("[data-action=find]");
+  }
+  for (const page of [ana, bia]) await page.waitForSelector(".match", { timeout: 60_000 });
+  let rankedActions = 0;
+  for (;;) {
+    const page = await mover([ana, bia]);
+    if (!page) break;
+    const scoring = await page.locator("button[data-box]").count();
+    await actAndWait(page, scoring ? "button[data-box] >> nth=0" : "[data-action=throw]");
+    rankedActions += 1;
+  }
+  for (const page of [ana, bia]) await page.waitForSelector("#result", { timeout: STEP_MS });
+
   // Dominó: Ana opens a table with CPUs at her sides and invites Bia, who takes the seat opposite.
   await section(ana, "play");
   await ana.selectOption("#game", "domino");
@@ -704,22 +724,27 @@ async function community(browser) {
   if (!(team.includes(anaName) && team.includes(biaName))) throw new Error(`the team is "${team}"`);
   shots.push(await screen(bia, "tournament-team-phone-pt"));
 
-  // Rankings and a profile (the match just played in its history).
-  await section(bia, "leaderboards");
-  await bia.locator(".leaderboard table, .leaderboard .muted").first().waitFor({ timeout: STEP_MS });
-  shots.push(await screen(bia, "rankings-phone-pt"));
-  await section(ana, "profile");
-  await ana.locator(".match-list li").first().waitFor({ timeout: STEP_MS });
-  await ana.locator(".trophy-list li").first().waitFor({ timeout: STEP_MS });
-  shots.push(await screen(ana, "profile-desktop-en"));
-  await section(ana, "leaderboards");
-  await ana.locator(".leaderboard table, .leaderboard .muted").first().waitFor({ timeout: STEP_MS });
-  shots.push(await screen(ana, "rankings-desktop-en"));
-  await section(bia, "profile");
-  await bia.locator(".match-list li").first().waitFor({ timeout: STEP_MS });
-  shots.push(await screen(bia, "profile-phone-pt"));
+  // The rankings (the ranked duel's two players, Bozó's duel listed first) and the profiles.
+  for (const page of [bia, ana]) {
+    await section(page, "leaderboards");
+    for (const name of [anaName, biaName]) {
+      await page.locator(".leaderboard tbody tr", { hasText: name }).waitFor({ timeout: STEP_MS });
+    }
+  }
+  shots.push(await screen(bia, "rankings-phone-pt"), await screen(ana, "rankings-desktop-en"));
+  // Bia's profile, from her name on the leaderboard; then Ana's own, the rating's history open.
+  await ana.locator(".leaderboard tbody a", { hasText: biaName }).click();
+  await ana.locator(".profile .match-list li").first().waitFor({ timeout: STEP_MS });
+  shots.push(await screen(ana, "profile-other-desktop-en"));
+  for (const page of [ana, bia]) {
+    await section(page, "profile");
+    await page.locator(".rating-list li button").first().click({ timeout: STEP_MS });
+    await page.locator(".rating-history li").first().waitFor({ timeout: STEP_MS });
+    await page.locator(".trophy-list li").first().waitFor({ timeout: STEP_MS });
+  }
+  shots.push(await screen(ana, "profile-desktop-en"), await screen(bia, "profile-phone-pt"));
   for (const ctx of [a, b, c]) await ctx.close();
-  return { scenario: "community", actions, tournament: tour.id, standings, screenshots: shots };
+  return { scenario: "community", actions: actions + rankedActions, tournament: tour.id, standings, screenshots: shots };
 }
 
 // One browser for every scenario; each prints its outcome (or its error) and

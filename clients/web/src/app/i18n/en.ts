@@ -387,6 +387,8 @@ export const en = {
     see: "See",
     trophies: (n: number) => `Trophies (${n} won)`,
     won: "won",
+    /** Trophies in this language by id, [title, how it is won] (else the server's English). */
+    trophyText: {} as Record<string, [string, string]>,
   },
   dice: {
     area: "Dice",

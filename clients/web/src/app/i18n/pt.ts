@@ -385,6 +385,14 @@ export const pt: Catalog = {
     see: "Ver",
     trophies: (n: number) => `Troféus (${n} ganhos)`,
     won: "ganho",
+    trophyText: {
+      first_win: ["Primeira vitória", "Vença uma partida contra pelo menos um outro jogador."],
+      yatzy_300: ["300 no Yatzy", "Termine uma partida de Yatzy com 300 pontos ou mais."],
+      yatzy_of_fives: ["Yatzy de cincos", "Preencha a casa Yatzy com cinco cincos."],
+      bozo_general: ["General", "Marque um General no Bozó."],
+      domino_batida: ["Batida", "Bata numa mão de Dominó."],
+      tournament_podium: ["Pódio de torneio", "Termine um torneio entre os três primeiros."],
+    },
   },
   dice: {
     area: "Dados",

@@ -79,8 +79,8 @@ export function ProfileScreen({ userId, userName, go }: { userId: string; userNa
           {kinds.map((kind) => (
             <li data-trophy={kind.id} class={held.has(kind.id) ? "won" : "not-won"}>
               <span aria-hidden="true">{held.has(kind.id) ? "★" : "☆"}</span>{" "}
-              <strong>{kind.title}</strong>{held.has(kind.id) ? ` · ${t.profile.won}` : ""}
-              <br /><span class="muted">{kind.description}</span>
+              <strong>{t.profile.trophyText[kind.id]?.[0] ?? kind.title}</strong>{held.has(kind.id) ? ` · ${t.profile.won}` : ""}
+              <br /><span class="muted">{t.profile.trophyText[kind.id]?.[1] ?? kind.description}</span>
             </li>
           ))}
         </ul>
