@@ -493,6 +493,17 @@ async function matchmaking(browser) {
   const tables = await Promise.all([ana, bia].map((page) => new URL(page.url()).searchParams.get("table")));
   if (!tables[0] || tables[0] !== tables[1]) throw new Error(`matched to different tables: ${tables}`);
   shots.push(await screen(bia, "bozo-duel-matched-phone-en"), await screen(ana, "bozo-duel-matched-desktop-pt"));
+  // A guest's community: what needs an account is said so; their own profile has no error.
+  await section(bia, "friends");
+  await bia.locator(".card", { hasText: "account" }).first().waitFor({ timeout: STEP_MS });
+  shots.push(await screen(bia, "friends-guest-phone-en"));
+  await section(bia, "profile");
+  await bia.locator(".profile .match-list li, .profile .matches .muted").first().waitFor({ timeout: STEP_MS });
+  if (await bia.locator("[role=alert]").count()) throw new Error(`the guest's profile shows an error: ${await bia.locator("[role=alert]").first().innerText()}`);
+  shots.push(await screen(bia, "profile-guest-phone-en"));
+  await section(bia, "tournaments");
+  await bia.locator(".tournaments .card").first().waitFor({ timeout: STEP_MS });
+  shots.push(await screen(bia, "tournaments-guest-phone-en"));
   // The rules, in both languages.
   await ana.goto(`${base}/rules/pt-BR/`);
   shots.push(await screen(ana, "rules-index-desktop-pt"));
