@@ -19,8 +19,9 @@
 //   friends and exchange private messages, then play a ranked Bozó duel found
 //   by matchmaking; one invites the other to the seat
 //   opposite at a Dominó table, then reports and blocks from the table chat;
-//   both register for a Dudo tournament an admin (ADMIN_USER/ADMIN_PASSWORD)
-//   announced and starts, play their board, and follow it live to its end;
+//   both register for a Swiss and then a knockout Dudo tournament an admin
+//   (ADMIN_USER/ADMIN_PASSWORD) announced and starts, play their boards, and
+//   follow each live to its end; a Dominó team registers with its code;
 //   the rankings and a profile.
 //
 // Every screen is screenshotted into ARTIFACTS, must be no wider than its
@@ -706,7 +707,7 @@ async function community(browser) {
   await boss.click("[data-action=start-tournament]");
   for (const page of [ana, bia]) await page.locator("[data-action=play-board]").click({ timeout: STEP_MS });
   for (const page of [ana, bia]) await page.waitForSelector(".match", { timeout: STEP_MS });
-  const actions = await playDudo([ana, bia]);
+  let actions = await playDudo([ana, bia]);
   shots.push(await screen(boss, "tournament-running-desktop-pt"));
   await boss.locator(".tournament[data-status=TOURNAMENT_STATUS_FINISHED]").waitFor({ timeout: 60_000 });
   const standings = await boss.locator(".standings tbody tr").evaluateAll((rows) => rows.map((r) => r.dataset.place));
@@ -718,6 +719,28 @@ async function community(browser) {
     await page.locator(".tournament[data-status=TOURNAMENT_STATUS_FINISHED] .standings").waitFor({ timeout: STEP_MS });
   }
   shots.push(await screen(ana, "tournament-final-desktop-en"), await screen(bia, "tournament-final-phone-pt"));
+
+  // A knockout of two: its bracket, followed live to the winner.
+  const knockout = await asAdmin("POST", "/v1/tournaments", {
+    name: `Mata-mata ${stamp}`, game: "dudo", options: { dice_per_player: 1 },
+    format: "TOURNAMENT_FORMAT_SINGLE_ELIMINATION", max_entrants: 2, table_size: 2,
+  });
+  await boss.goto(`${base}/?tournament=${knockout.id}`);
+  for (const page of [ana, bia]) {
+    await page.goto(`${base}/?tournament=${knockout.id}`);
+    await page.locator("[data-action=register]").click({ timeout: STEP_MS });
+    await page.locator(".registered").waitFor({ timeout: STEP_MS });
+  }
+  await boss.locator(".entrants li:nth-child(2)").waitFor({ timeout: STEP_MS });
+  await boss.click("[data-action=start-tournament]");
+  for (const page of [ana, bia]) await page.locator("[data-action=play-board]").click({ timeout: STEP_MS });
+  for (const page of [ana, bia]) await page.waitForSelector(".match", { timeout: STEP_MS });
+  actions += await playDudo([ana, bia]);
+  await boss.locator(".tournament[data-status=TOURNAMENT_STATUS_FINISHED] .bracket .winner").waitFor({ timeout: 60_000 });
+  shots.push(await screen(boss, "tournament-bracket-desktop-pt"));
+  await bia.goto(`${base}/?tournament=${knockout.id}`);
+  await bia.locator(".tournament[data-status=TOURNAMENT_STATUS_FINISHED] .bracket .winner").waitFor({ timeout: STEP_MS });
+  shots.push(await screen(bia, "tournament-bracket-phone-pt"));
 
   // A partnership game's tournament: Ana starts a team and gives Bia its code.
   const duplas = await asAdmin("POST", "/v1/tournaments", {
