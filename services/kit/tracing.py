@@ -16,8 +16,9 @@ the well-kept instrumentations, each installed only then:
 - WebSocket feeds: one server span per feed (gateway/sockets.py), its parent
   the ``traceparent`` of the hello, else of the upgrade request.
 
-Off — the default — none of this is imported or installed: no interceptor,
-no middleware, no wrapper; each function here answers from one flag. Work in
+Off — the default — none of this is installed (nor imported here): no
+interceptor, no middleware, no wrapper; each function here answers from one
+flag. Work in
 the background (clocks, the matcher, gauges) starts no trace of its own: a
 Redis command or gRPC call without a parent span is not sampled; a listener
 that a request starts but that serves everyone after it (the feeds' pub/sub
