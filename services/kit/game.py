@@ -23,7 +23,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from google.protobuf import json_format, struct_pb2
+from google.protobuf import descriptor_pb2, json_format, struct_pb2
+from google.protobuf.descriptor import FileDescriptor
 from google.protobuf.message import Message
 from rodada.common.v1 import match_pb2
 
@@ -198,6 +199,7 @@ class Game:
             rules=[
                 match_pb2.RulesPage(lang=lang, markdown=page) for lang, page in sorted(self.rules.items())
             ],
+            descriptors=descriptor_set(self.messages.DESCRIPTOR).SerializeToString(),
         )
 
     # -- parsing client input (strict: unknown fields fail) --
@@ -209,6 +211,23 @@ class Game:
 
     def action(self, data: Any) -> Message:
         return parse(self.messages.Action, data, "malformed_action")
+
+
+def descriptor_set(file: FileDescriptor) -> descriptor_pb2.FileDescriptorSet:
+    """``file`` and every file it imports, each after its imports."""
+    found = descriptor_pb2.FileDescriptorSet()
+    seen: set[str] = set()
+
+    def add(current: FileDescriptor) -> None:
+        if current.name in seen:
+            return
+        seen.add(current.name)
+        for dependency in current.dependencies:
+            add(dependency)
+        current.CopyToProto(found.file.add())
+
+    add(file)
+    return found
 
 
 def rules_pages(module_file: str) -> dict[str, str]:
