@@ -46,7 +46,8 @@ except Refused as refused:
 view = any_pb2.Any()
 view.Pack(game.message("View")(heap=5, max_take=3, taken=[4, 6]))
 print(message_json(view))
-print(sorted(m for m in sys.modules if m.startswith("rodada.") and m.split(".")[1] not in ("common", "platform")))
+games = ("common", "platform")
+print(sorted(m for m in sys.modules if m.startswith("rodada.") and m.split(".")[1] not in games))
 """
 
 
