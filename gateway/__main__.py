@@ -1,4 +1,5 @@
-"""``python -m gateway``: serve the HTTP API (uvicorn) and the gRPC face.
+"""``python -m gateway``: serve the HTTP API (uvicorn) and the gRPC face,
+and the Prometheus metrics on METRICS_PORT.
 
 On SIGTERM the replica drains: readiness (/healthz) fails at once, so load
 balancers stop sending; after half of DRAIN_SECONDS the feeds are told to
@@ -13,6 +14,7 @@ import contextlib
 import signal
 
 import uvicorn
+from prometheus_client import start_http_server
 
 from gateway.app import create_app
 from gateway.settings import GatewaySettings
@@ -22,6 +24,10 @@ from services.kit import logs
 
 async def serve(settings: GatewaySettings) -> None:
     app = create_app(settings)
+    if settings.metrics_port:
+        # Its own port, as the game services: the API port is public behind
+        # the ingress, the metrics are for Prometheus only.
+        start_http_server(settings.metrics_port, settings.gateway_host)
     config = uvicorn.Config(
         FeedSockets(app),
         host=settings.gateway_host,

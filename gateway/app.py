@@ -12,6 +12,7 @@ documents, the site; the feeds are gateway/sockets.py, in front.
 
 from __future__ import annotations
 
+import logging
 import secrets
 import time
 from collections.abc import AsyncIterator
@@ -20,8 +21,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI, Request
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.exceptions import RedisError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -31,8 +31,10 @@ from gateway.api import http as http_face
 from gateway.platform import Platform
 from gateway.routes import docs, ops, site
 from gateway.settings import GatewaySettings, MatchmakingSettings
-from services.kit import logs
-from services.kit.errors import Refused, unavailable
+from services.kit import guard, logs
+from services.kit.errors import Refused
+
+log = logging.getLogger("rodada.gateway")
 
 
 def create_app(settings: GatewaySettings | None = None, mm: MatchmakingSettings | None = None) -> FastAPI:
@@ -70,10 +72,12 @@ def create_app(settings: GatewaySettings | None = None, mm: MatchmakingSettings 
     async def refused(request: Request, exc: Refused) -> JSONResponse:
         return refusal_response(exc)
 
-    @app.exception_handler(RedisConnectionError)
-    @app.exception_handler(RedisTimeoutError)
-    async def storage_down(request: Request, exc: Exception) -> JSONResponse:
-        return refusal_response(unavailable("storage is unavailable; retry shortly"))
+    @app.exception_handler(RedisError)
+    async def storage_error(request: Request, exc: Exception) -> JSONResponse:
+        refusal = guard.as_refusal(exc)
+        if refusal.http_status >= 500 and refusal.http_status != 503:
+            log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
+        return refusal_response(refusal)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:

@@ -16,6 +16,9 @@ class GatewaySettings(CommonSettings):
     gateway_host: str = "127.0.0.1"
     gateway_port: int = 8000
     platform_grpc_port: int = 50050  # the platform's gRPC face for mobile apps
+    # Prometheus /metrics on a port of its own (as the game services), not on
+    # the API port the ingress publishes; 0 = not served.
+    metrics_port: int = 9100
     # The games: ``name=host:port`` each, comma-separated. The launcher, the
     # tests' stack and the Kubernetes ConfigMap set it; everything else about
     # a game the gateway learns from the game's Describe. Calls are spread

@@ -60,6 +60,7 @@ class Stack:
         self.metrics_ports = {game: ports[0] for game, ports in self.replica_metrics_ports.items()}
         self.gateway_ports: dict[int, int] = {}
         self.platform_grpc_ports: dict[int, int] = {}
+        self.gateway_metrics_ports: dict[int, int] = {}
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
         self.env = {
             **os.environ,
@@ -120,9 +121,20 @@ class Stack:
         name = "gateway" if replica == 0 else f"gateway-{replica}"
         port = self._gateway_port(replica)
         grpc_port = self.platform_grpc_ports.setdefault(replica, free_port())
-        env = {**self.env, "GATEWAY_PORT": str(port), "PLATFORM_GRPC_PORT": str(grpc_port)}
+        metrics_port = self.gateway_metrics_ports.setdefault(replica, free_port())
+        env = {
+            **self.env,
+            "GATEWAY_PORT": str(port),
+            "PLATFORM_GRPC_PORT": str(grpc_port),
+            "METRICS_PORT": str(metrics_port),
+        }
         self._spawn(name, ["-m", "gateway"], env, port)
         return f"http://127.0.0.1:{port}"
+
+    def gateway_metrics_url(self, replica: int = 0) -> str:
+        """Gateway replica ``replica``'s /metrics (on its own port; started if needed)."""
+        self.gateway(replica)
+        return f"http://127.0.0.1:{self.gateway_metrics_ports[replica]}/metrics"
 
     def platform_grpc(self, replica: int = 0) -> str:
         """The gRPC address of gateway replica ``replica`` (started if needed)."""

@@ -123,8 +123,8 @@ class PlatformServicer(Servicer, platform_pb2_grpc.PlatformServiceServicer):
         return pb.AskResponse(version=reply.version, answer=reply.answer)
 
     async def GetPresence(self, request: pb.GetPresenceRequest, context: Context) -> pb.GetPresenceResponse:
-        caller(context)
-        return pb.GetPresenceResponse(connected=await self.p.play.presence(request.table_id))
+        me = caller(context)
+        return pb.GetPresenceResponse(connected=await self.p.play.presence(me.user_id, request.table_id))
 
     async def FollowTable(
         self, request: pb.FollowTableRequest, context: Context

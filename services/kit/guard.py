@@ -16,6 +16,7 @@ from typing import Any
 
 import grpc
 from google.protobuf.message import DecodeError
+from redis.exceptions import ClusterDownError, OutOfMemoryError, ReadOnlyError, ResponseError, TryAgainError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -56,13 +57,41 @@ def bearer(metadata: Any) -> str | None:
     return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 
 
+# Redis answers that mean "not now" rather than "never": a replica not yet
+# promoted (READONLY, MASTERDOWN), memory full (OOM), a restart loading its
+# file (LOADING), a long script (BUSY), a cluster resharding or failing over.
+_PASSING = (
+    RedisConnectionError,  # LOADING (BusyLoadingError) included
+    RedisTimeoutError,
+    ReadOnlyError,
+    OutOfMemoryError,
+    ClusterDownError,  # MASTERDOWN (MasterDownError) included
+    TryAgainError,
+    OSError,
+)
+_PASSING_CODES = frozenset({"READONLY", "OOM", "LOADING", "MASTERDOWN", "BUSY", "CLUSTERDOWN", "TRYAGAIN"})
+
+
+def storage_unavailable(error: BaseException) -> bool:
+    """Is ``error`` Redis being unavailable for a while (worth a retry),
+    rather than a bug? Errors raised inside a script keep their code at the
+    start of the message, which redis-py does not always map to a class."""
+    if isinstance(error, _PASSING):
+        return True
+    if isinstance(error, ResponseError):
+        words = str(error).split(maxsplit=1)
+        return bool(words) and words[0] in _PASSING_CODES
+    return False
+
+
 def as_refusal(error: BaseException) -> Refused:
-    """What a client is told about ``error``: our refusals as they are, a
-    Redis outage as UNAVAILABLE, a bug as INTERNAL without its details (those
-    go to our logs)."""
+    """What a client is told about ``error``: our refusals as they are, Redis
+    unavailable (down, read-only, out of memory, loading…) as UNAVAILABLE
+    with a retry hint, a bug as INTERNAL without its details (those go to
+    our logs)."""
     if isinstance(error, Refused):
         return error
-    if isinstance(error, RedisConnectionError | RedisTimeoutError | OSError):
+    if storage_unavailable(error):
         return unavailable("storage is unavailable; retry shortly")
     return Refused(grpc.StatusCode.INTERNAL, "internal", "internal error")
 

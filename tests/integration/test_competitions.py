@@ -538,7 +538,7 @@ async def test_a_dudo_swiss_tournament_of_multi_player_tables(
 
 
 def count(stack: Stack, replica: int, name: str, **labels: str) -> float:
-    text = httpx.get(stack.gateway(replica) + "/metrics", timeout=10).text
+    text = httpx.get(stack.gateway_metrics_url(replica), timeout=10).text
     return sum(
         sample.value
         for family in text_string_to_metric_families(text)

@@ -143,7 +143,7 @@ async def test_the_gateway_face_and_the_games_record_the_same_metrics(stack: Sta
     code and a latency histogram under the game services' names and labels,
     and the gateway measures its Redis commands beyond the tables' (an
     account, a token, a rate limit)."""
-    gateway_metrics = stack.gateway() + "/metrics"
+    gateway_metrics = stack.gateway_metrics_url()
     yatzy_metrics = stack.metrics_url("yatzy")
     before = count(samples(gateway_metrics, "rodada_grpc_requests_total"), service="platform", method="GetMe")
     async with grpc.aio.insecure_channel(stack.platform_grpc()) as channel:

@@ -295,10 +295,10 @@ async def test_chat_abuse_is_refused_or_made_inert(
         await gil_feed.__aexit__()
 
     # The refusals are counted by reason on the replicas that refused them.
-    text = httpx.get(social_stack.gateway(1) + "/metrics", timeout=10).text
+    text = httpx.get(social_stack.gateway_metrics_url(1), timeout=10).text
     assert _metric(text, 'rodada_chat_refused_total{reason="rate_limited"}') >= 3
     assert _metric(text, 'rodada_chat_refused_total{reason="blocked"}') >= 1  # Hel's message
-    text = httpx.get(social_stack.gateway(0) + "/metrics", timeout=10).text
+    text = httpx.get(social_stack.gateway_metrics_url(0), timeout=10).text
     assert _metric(text, 'rodada_chat_refused_total{reason="message_too_long"}') >= 1
     assert _metric(text, 'rodada_chat_refused_total{reason="blocked"}') >= 1  # Gil's
     assert _metric(text, 'rodada_chat_messages_total{channel="private"}') >= 2
