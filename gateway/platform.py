@@ -44,7 +44,14 @@ class Platform:
         self.matches = MatchClient(self.sessions.platform_token, settings.rpc_timeout_seconds)
         self.store = MatchStore(self.raw, settings.table_ttl_seconds)
         self.hub = FeedHub(self.raw, self.store)
-        self.tables = Tables(self.store, self.games, self.matches, settings.invite_ttl_seconds)
+        self.tables = Tables(
+            self.store,
+            self.games,
+            self.matches,
+            settings.invite_ttl_seconds,
+            settings.open_tables_per_user,
+            settings.table_ttl_seconds,
+        )
         self.connections = Connections(self.raw, settings.max_feeds_per_user)
         self.feeds = Feeds(self.hub, self.store, self.tables, self.games, self.matches, self.connections)
         self.social = Social(

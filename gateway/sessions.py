@@ -12,7 +12,7 @@ import grpc
 from rodada.platform.v1 import platform_pb2
 
 from gateway import metrics
-from gateway.accounts import Accounts
+from gateway.accounts import Accounts, is_guest
 from gateway.matches import Caller
 from gateway.settings import GatewaySettings
 from services.kit import keys
@@ -60,9 +60,14 @@ class Sessions:
         except TokenError as exc:
             raise unauthenticated(str(exc)) from None
 
-    async def limit(self, limit: Limit, subject: str) -> None:
+    async def limit(self, limit: Limit, subject: str, bucket: bool = False) -> None:
+        """Count one request of ``subject`` against ``limit`` (a sliding
+        window; with ``bucket``, a token bucket); refuse it past the limit."""
         try:
-            await self.limiter.hit(limit, subject)
+            if bucket:
+                await self.limiter.take(limit, subject)
+            else:
+                await self.limiter.hit(limit, subject)
         except RateLimited as limited:
             metrics.RATE_LIMITED.labels(limit.name).inc()
             raise Refused(
@@ -116,4 +121,6 @@ class Sessions:
 
 
 def user_message(identity: Identity) -> platform_pb2.User:
-    return platform_pb2.User(id=identity.user_id, name=identity.name, role=identity.role)
+    return platform_pb2.User(
+        id=identity.user_id, name=identity.name, role=identity.role, guest=is_guest(identity.user_id)
+    )

@@ -77,6 +77,10 @@ class Stack:
             "ACTION_LIMIT": "0",
             "AUTH_CLIENT_LIMIT": "0",
             "LOGIN_LIMIT": "0",
+            "FRIEND_REQUEST_LIMIT": "0",
+            "TABLE_INVITE_LIMIT": "0",
+            "REPORT_LIMIT": "0",
+            "OPEN_TABLES_PER_USER": "0",
             **(env or {}),
         }
         self.gateway_port = self._gateway_port(0)

@@ -14,6 +14,7 @@ from gateway.feeds import feed_message
 from gateway.matches import Caller
 from gateway.matchmaking.queues import ticket_message, ticket_update
 from gateway.sessions import user_message
+from gateway.standings import page
 
 
 class PlatformServicer(Servicer, platform_pb2_grpc.PlatformServiceServicer):
@@ -59,8 +60,12 @@ class PlatformServicer(Servicer, platform_pb2_grpc.PlatformServiceServicer):
         self, request: pb.ListOpenTablesRequest, context: Context
     ) -> pb.ListOpenTablesResponse:
         me = caller(context)
-        tables = await self.p.tables.open_tables(self.p.games.get(request.game))
-        return pb.ListOpenTablesResponse(tables=[self.p.tables.message(t, me.user_id) for t in tables])
+        _, size = page(0, request.page_size)
+        game = self.p.games.get(request.game)
+        tables, next_token = await self.p.tables.open_tables(game, size, request.page_token)
+        return pb.ListOpenTablesResponse(
+            tables=[self.p.tables.message(t, me.user_id) for t in tables], next_page_token=next_token
+        )
 
     async def GetTable(self, request: pb.GetTableRequest, context: Context) -> pb.GetTableResponse:
         me = caller(context)

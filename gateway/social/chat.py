@@ -31,6 +31,7 @@ from rodada.common.v1 import match_pb2
 from rodada.platform.v1 import platform_pb2, social_pb2
 
 from gateway import metrics
+from gateway.accounts import is_guest
 from gateway.sessions import Sessions
 from gateway.settings import GatewaySettings
 from gateway.social import keys
@@ -127,6 +128,7 @@ class Chat:
                 channel=PRIVATE,
                 sender_id=me.user_id,
                 sender_name=me.name,
+                sender_guest=is_guest(me.user_id),
                 recipient_id=user_id,
                 text=text,
                 sent_at=time.time(),
@@ -149,6 +151,7 @@ class Chat:
                 channel=channel,
                 sender_id=me.user_id,
                 sender_name=me.name,
+                sender_guest=is_guest(me.user_id),
                 table_id=table_id,
                 text=text,
                 sent_at=time.time(),
@@ -223,6 +226,7 @@ class Chat:
         message = social_pb2.ChatMessage.FromString(entries[0][1][b"d"])
         if message.sender_id == me.user_id:
             raise invalid("invalid_request", "that is your own message")
+        await self.sessions.limit(self.settings.reports_per_user, me.user_id, bucket=True)
         await self.raw.xadd(
             keys.reports(),
             {

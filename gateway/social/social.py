@@ -31,7 +31,7 @@ class Social:
         settings: GatewaySettings,
     ) -> None:
         self.feeds = SocialFeeds(raw, settings.social_feed_length, settings.social_feed_ttl_seconds)
-        self.friends = Friends(redis, self.feeds, tables)
+        self.friends = Friends(redis, self.feeds, tables, sessions, settings)
         self.chat = Chat(raw, store, tables, self.friends, self.feeds, sessions, settings)
         self.connections = connections
 

@@ -110,7 +110,8 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         if not _MATCH_ID.match(match_id):
             raise invalid("invalid_match_id", "match_id must be 1-64 characters of [A-Za-z0-9_-]")
         players = [
-            {"user_id": s.user_id, "display_name": s.display_name, "cpu": s.cpu} for s in request.seats
+            {"user_id": s.user_id, "display_name": s.display_name, "cpu": s.cpu, "guest": s.guest}
+            for s in request.seats
         ]
         humans = [p["user_id"] for p in players if not p["cpu"]]
         if any(not user for user in humans) or len(set(humans)) != len(humans):
