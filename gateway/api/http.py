@@ -154,13 +154,12 @@ def mount(app: FastAPI) -> None:
 
 
 class _Route(Route):
-    """A Route that names itself in the scope, as FastAPI's do: the request
-    metrics label a request by its route's path (else every API call would
-    be counted as "unmatched")."""
+    """A Starlette route that names itself in the scope, as FastAPI's do, so
+    the request metrics (gateway/app.py) label a call by its path template."""
 
     def matches(self, scope: Scope) -> tuple[Match, Scope]:
         match, child = super().matches(scope)
-        if match != Match.NONE:
+        if match is not Match.NONE:
             child["route"] = self
         return match, child
 

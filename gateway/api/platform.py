@@ -13,8 +13,8 @@ from gateway.api.face import Context, Servicer, caller, client_address, options
 from gateway.feeds import feed_message
 from gateway.matches import Caller
 from gateway.matchmaking.queues import ticket_message, ticket_update
+from gateway.paging import page
 from gateway.sessions import user_message
-from gateway.standings import page
 
 
 class PlatformServicer(Servicer, platform_pb2_grpc.PlatformServiceServicer):
@@ -60,7 +60,7 @@ class PlatformServicer(Servicer, platform_pb2_grpc.PlatformServiceServicer):
         self, request: pb.ListOpenTablesRequest, context: Context
     ) -> pb.ListOpenTablesResponse:
         me = caller(context)
-        _, size = page(0, request.page_size)
+        _, size = page(0, request.page_size, default=20, maximum=100)
         game = self.p.games.get(request.game)
         tables, next_token = await self.p.tables.open_tables(game, size, request.page_token)
         return pb.ListOpenTablesResponse(
