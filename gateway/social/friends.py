@@ -12,6 +12,7 @@ latest seated feed follows says where they sit.
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
 from rodada.platform.v1 import social_pb2
@@ -51,6 +52,9 @@ class Friends:
         self.tables = tables
         self.sessions = sessions
         self.settings = settings
+        # Told of each block and unblock once stored (gateway/social/sights.py:
+        # the blocker's open feeds, on every replica).
+        self.blocks_changed: Callable[[str, str, bool], Awaitable[None]] | None = None
 
     # -- who ------------------------------------------------------------------
 
@@ -185,10 +189,14 @@ class Friends:
             pipe.hdel(keys.requests_in(a), b)
             pipe.hdel(keys.requests_out(a), b)
         await pipe.execute()
+        if self.blocks_changed is not None:
+            await self.blocks_changed(me.user_id, user_id, True)
 
     async def unblock(self, me: Identity, user_id: str) -> None:
         if not await self.redis.srem(keys.blocked(me.user_id), user_id):
             raise not_found("not_blocked", "you have not blocked that user")
+        if self.blocks_changed is not None:
+            await self.blocks_changed(me.user_id, user_id, False)
 
     # -- the list and presence ---------------------------------------------------------
 

@@ -8,6 +8,8 @@ given a lifetime (EXPIRE) on every write."""
 
 from __future__ import annotations
 
+BLOCKS = "social:blocks"  # pub/sub: each block and unblock, for every replica's open feeds (sights.py)
+
 
 def _user(user_id: str) -> str:
     return f"{{u:{user_id}}}"

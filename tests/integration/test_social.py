@@ -601,3 +601,52 @@ async def test_a_draining_replica_sends_social_feeds_elsewhere_and_nothing_is_lo
         got = await resumed.until(lambda e: "message" in e)
         assert got["message"] == second
         assert [e["message"]["text"] for e in resumed.events if "message" in e] == ["dois"]
+
+
+async def test_a_block_reaches_the_feeds_already_open_on_every_replica(
+    replicas: tuple[httpx.AsyncClient, httpx.AsyncClient], social_stack: Stack
+) -> None:
+    """Ana follows a table on replica 0 (WebSocket) and replica 1 (gRPC);
+    she blocks Bob through replica 1: Bob's next message reaches neither of
+    her open feeds, Cy's does; she unblocks him through replica 0, and his
+    next message reaches both again."""
+    one, two = replicas
+    ana, bob, cy = await register(one, "ana"), await register(two, "bob"), await register(two, "cy")
+    table = await ana.create_table("yatzy", 3)
+    table_id = table["id"]
+    await bob.join(table["invite_code"])
+    await cy.join(table["invite_code"])
+    say = f"/v1/tables/{table_id}/chat"
+    ws_feed = await lobby_feed(ana, social_stack.gateway(0), table_id)
+    async with grpc.aio.insecure_channel(social_stack.platform_grpc(1)) as channel:
+        platform = platform_pb2_grpc.PlatformServiceStub(channel)
+        stream = platform.FollowTable(
+            platform_pb2.FollowTableRequest(table_id=table_id), metadata=bearer(ana.token)
+        )
+        heard: asyncio.Queue[social_pb2.ChatMessage] = asyncio.Queue()
+
+        async def read() -> None:
+            async for item in stream:
+                if item.WhichOneof("item") == "event" and item.event.HasField("chat"):
+                    heard.put_nowait(unpack(item.event.chat, social_pb2.ChatMessage))
+
+        reader = asyncio.create_task(read())
+        try:
+            first = await bob.call("POST", say, {"text": "antes"})
+            assert (await next_chat(ws_feed))[0]["id"] == first["id"]
+            assert (await asyncio.wait_for(heard.get(), 15)).id == first["id"]
+
+            await two.put(f"/v1/social/blocks/{bob.user_id}", headers=ana.headers)
+            await bob.call("POST", say, {"text": "depois"})
+            said = await cy.call("POST", say, {"text": "oi"})
+            assert (await next_chat(ws_feed))[0]["id"] == said["id"]  # Bob's came first: left out
+            assert (await asyncio.wait_for(heard.get(), 15)).id == said["id"]
+
+            await one.delete(f"/v1/social/blocks/{bob.user_id}", headers=ana.headers)
+            again = await bob.call("POST", say, {"text": "voltei"})
+            assert (await next_chat(ws_feed))[0]["id"] == again["id"]
+            assert (await asyncio.wait_for(heard.get(), 15)).id == again["id"]
+        finally:
+            reader.cancel()
+            stream.cancel()
+            await ws_feed.__aexit__()
