@@ -42,8 +42,9 @@ RESERVED_NAMES = (
     "system",
 )
 MIN_PASSWORD, MAX_PASSWORD = 8, 128
-# Roles an account may hold (guests are "guest"): admins also announce tournaments.
-ROLES = ("user", "admin")
+# Roles an account may hold (guests are "guest"): admins also announce
+# tournaments and grant the moderator role; moderators and admins moderate.
+ROLES = ("user", "moderator", "admin")
 
 
 def is_guest(user_id: str) -> bool:

@@ -51,7 +51,7 @@ from gateway.matchmaking.queues import ticket_update
 from gateway.platform import Platform
 from gateway.protojson import message_json
 from services.kit import guard
-from services.kit.errors import Refused, invalid, unauthenticated, unavailable
+from services.kit.errors import Refused, invalid, permission_denied, unauthenticated, unavailable
 from services.kit.feeds import Item
 
 T = TypeVar("T")
@@ -195,9 +195,13 @@ async def serve(p: Platform, opener: Opener, key: str, receive: Receive, send: S
     metrics.WS_CONNECTIONS.inc()
     out = Outgoing(send)
     close: Close | None = None
+    unwatch: Callable[[], None] | None = None
     try:
         hello = await _hello(receive, p.settings.ws_auth_timeout_seconds)
         caller = p.sessions.caller(hello["token"])
+        unwatch = p.bans.watch(
+            caller.user_id, lambda: out.refuse(permission_denied("banned", "this account is banned"))
+        )
         close = await opener(p, key, caller, hello, out)
         del hello  # an idle feed keeps nothing it does not need
         await _listen(receive, out)
@@ -208,6 +212,8 @@ async def serve(p: Platform, opener: Opener, key: str, receive: Receive, send: S
         await _wait_sent(out)
     finally:
         metrics.WS_CONNECTIONS.dec()
+        if unwatch is not None:
+            unwatch()
         if close is not None:
             await close()
 

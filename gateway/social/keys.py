@@ -65,8 +65,3 @@ def conversation(a: str, b: str) -> str:
 def table_chat(table_id: str, channel: str) -> str:
     """Stream: a table's chat channel (``players`` or ``spectators``)."""
     return f"chat:t:{table_id}:{channel}"
-
-
-def reports() -> str:
-    """Stream: reported messages, for moderators."""
-    return "chat:reports"

@@ -21,6 +21,7 @@ import pytest
 from redis import Redis
 from rodada.platform.v1 import platform_pb2, platform_pb2_grpc, social_pb2, social_pb2_grpc
 
+from gateway.moderation import keys as mod_keys
 from tests.conftest import TEST_PACKAGES
 from tests.integration.grpc_client import bearer, refusal, unpack
 from tests.integration.http_client import ApiRefused, Player, register
@@ -254,9 +255,11 @@ async def test_chat_abuse_is_refused_or_made_inert(
             {"channel": "CHAT_CHANNEL_PRIVATE", "message_id": "1-1", "user_id": hel.user_id},
         )
     assert (refused.value.status, refused.value.code) == (404, "message_not_found")
+    # Filed in the moderators' queue (tests/integration/test_moderation.py).
     with Redis.from_url(social_stack.redis_url, decode_responses=True) as redis:
-        ((_, report),) = redis.xrange("chat:reports")
-    assert (report["reporter"], report["sender"], report["text"], report["reason"]) == (
+        reports = [redis.hgetall(mod_keys.report(i)) for i in redis.zrange(mod_keys.OPEN, 0, -1)]
+    (report,) = [r for r in reports if r["reporter_id"] == gil.user_id]
+    assert (report["reporter_id"], report["sender_id"], report["text"], report["reason"]) == (
         gil.user_id,
         hel.user_id,
         f"spam {CHAT_LIMIT - 1}",
