@@ -19,7 +19,7 @@ from prometheus_client import start_http_server
 from gateway.app import create_app
 from gateway.settings import GatewaySettings
 from gateway.sockets import FeedSockets
-from services.kit import logs
+from services.kit import logs, tracing
 
 
 async def serve(settings: GatewaySettings) -> None:
@@ -72,6 +72,7 @@ async def serve(settings: GatewaySettings) -> None:
 def main() -> None:
     settings = GatewaySettings()
     logs.configure("gateway")
+    tracing.configure("gateway", settings)
     with contextlib.suppress(ImportError):
         import uvloop
 

@@ -31,7 +31,7 @@ from gateway.api import http as http_face
 from gateway.platform import Platform
 from gateway.routes import docs, ops, site
 from gateway.settings import GatewaySettings, MatchmakingSettings
-from services.kit import guard, logs
+from services.kit import guard, logs, tracing
 from services.kit.errors import Refused
 
 log = logging.getLogger("rodada.gateway")
@@ -67,6 +67,7 @@ def create_app(settings: GatewaySettings | None = None, mm: MatchmakingSettings 
     http_face.mount(app)
     docs.mount(app)
     site.mount(app, settings.web_dir)
+    tracing.instrument_app(app)
 
     @app.exception_handler(Refused)
     async def refused(request: Request, exc: Refused) -> JSONResponse:
