@@ -70,23 +70,28 @@ def _ended_by_ban(
         unwatch = bans.watch(guard.caller().user_id, banned.set)
         items = behaviour(request, context).__aiter__()
         ban = asyncio.ensure_future(banned.wait())
+        step: asyncio.Future[Any] | None = None
         try:
             while True:
                 step = asyncio.ensure_future(anext(items))
                 await asyncio.wait({step, ban}, return_when=asyncio.FIRST_COMPLETED)
                 if not step.done():
-                    step.cancel()
-                    with contextlib.suppress(BaseException):
-                        await step
                     raise permission_denied("banned", "this account is banned")
                 try:
                     item = step.result()
                 except StopAsyncIteration:
                     return
+                step = None
                 yield item
         finally:
             unwatch()
             ban.cancel()
+            if step is not None and not step.done():
+                # The client left or was banned mid-wait: stop the feed's own
+                # step first, so that its generator can close (and release).
+                step.cancel()
+                with contextlib.suppress(BaseException):
+                    await step
             aclose = getattr(items, "aclose", None)
             if aclose is not None:
                 with contextlib.suppress(Exception):
