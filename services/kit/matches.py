@@ -21,7 +21,7 @@ from google.protobuf import any_pb2
 from google.protobuf.message import DecodeError, Message
 from rodada.common.v1 import match_pb2, match_pb2_grpc
 
-from services.kit import feeds, logs, metrics, play
+from services.kit import feeds, legal, logs, metrics, play
 from services.kit.engine import Context, Event, InvalidAction, Outcome, RulesError
 from services.kit.errors import Refused, invalid, not_found, permission_denied, stale
 from services.kit.game import Game, to_json
@@ -374,7 +374,10 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         if outcome is None:
             track = Track(self.game.name, due=play.deadline_at(self.game, table))
         else:
-            track = Track(self.game.name, result=_result(doc, outcome))
+            result = _result(doc, outcome)
+            if self.game.trophies:
+                result["trophies"] = await self._trophies(match, happened, outcome)
+            track = Track(self.game.name, result=result)
         written = await self.store.commit(
             match.match_id,
             match.version,
@@ -397,6 +400,31 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         if outcome is not None:
             metrics.MATCHES_FINISHED.labels(self.game.name, _reason_label(outcome)).inc()
         return updated
+
+    async def _trophies(
+        self, match: StoredMatch, happened: Sequence[Happening], outcome: Outcome
+    ) -> list[list[Any]]:
+        """The game's trophies the finished match won, as [seat, trophy id]
+        pairs for the results stream (the platform awards them): read from
+        the match's whole history of game events, once, as it ends."""
+        history: list[Any] = []
+        after = 0
+        while after < match.last_event_id:
+            stored = await self.store.read_events(match.match_id, after)
+            if not stored:
+                break
+            after = stored[-1][0]
+            for _, data in stored:
+                wrapped = match_pb2.MatchEvent.FromString(data)
+                event = self._event()
+                if wrapped.WhichOneof("body") == "event" and wrapped.event.Unpack(event):
+                    history.append(to_json(event))
+        history += [{item.kind: _without_none(item.data)} for item in happened if isinstance(item, Event)]
+        return [
+            [seat, trophy.id]
+            for trophy in self.game.trophies
+            for seat in sorted(set(trophy.won(outcome, history)))
+        ]
 
     async def _notify(self, match: StoredMatch, happened: Sequence[Happening], once: str) -> None:
         """Append notices to the history without a new version, once."""
@@ -455,6 +483,9 @@ def snapshot(game: Game, match: StoredMatch, seat: int | None) -> match_pb2.Snap
         idle_since=0.0 if outcome else table.idle_since,
         deadline_at=due or 0.0,
         mode=table.mode,
+        legal=legal.message(
+            game, legal.legal_actions(game, table, seat) if seat is not None and not outcome else []
+        ),
     )
 
 

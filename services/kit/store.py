@@ -17,7 +17,9 @@ clock, active set and results stream, in one Redis Cluster slot):
 A move is one Lua call — one round trip — that checks the version (and the
 token of the write the caller started from), stores the record, appends the
 events, files the next deadline in the game's clock (or, once the match is
-over, its result on the results stream) and publishes the events; a writer
+over, its result on the results stream) and publishes the write (its events and
+snapshots: every version, even one without events, such as a setup that
+says nothing, reaches the feeds); a writer
 that lost the race gets :class:`VersionConflict` and nothing is written.
 Notices are appended without a version: they change nothing a move could
 depend on.
@@ -128,7 +130,7 @@ if ARGV[13] == '1' then
   end
 end
 local heard = 0
-if ARGV[6] ~= '' and e >= first then
+if ARGV[6] ~= '' then
   heard = redis.call(ARGV[6], ARGV[7], first .. ':' .. ARGV[8])
 end
 return {v, e, heard}
