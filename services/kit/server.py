@@ -83,8 +83,8 @@ async def start_grpc(
 ) -> tuple[grpc.aio.Server, health.aio.HealthServicer]:
     """A started server: ``register`` adds the servicers and returns their
     full service names, which health reports SERVING and reflection lists."""
-    server = grpc.aio.server(interceptors=[guard], options=SERVER_OPTIONS)
-    names = register(server)
+    server = grpc.aio.server(options=SERVER_OPTIONS)
+    names = register(guard.serving(server))
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable(server, (*names, health.SERVICE_NAME))
