@@ -14,7 +14,7 @@ import signal
 
 import uvicorn
 
-from gateway.app import create_app
+from gateway.app import FastPath, create_app
 from gateway.settings import GatewaySettings
 from gateway.sockets import FeedSockets
 from services.kit import logs
@@ -23,7 +23,7 @@ from services.kit import logs
 async def serve(settings: GatewaySettings) -> None:
     app = create_app(settings)
     config = uvicorn.Config(
-        FeedSockets(app),
+        FeedSockets(FastPath(app, settings)),
         host=settings.gateway_host,
         port=settings.gateway_port,
         log_config=None,  # our JSON logs
