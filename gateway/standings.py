@@ -9,10 +9,11 @@ import orjson
 from google.protobuf import json_format
 from rodada.platform.v1 import platform_pb2
 
+from gateway import paging
 from gateway.games import Games
 from gateway.results import rating_message
 from services.kit import keys
-from services.kit.errors import invalid, not_found
+from services.kit.errors import not_found
 from services.kit.store import RedisClient
 
 DEFAULT_PAGE = 20
@@ -20,9 +21,7 @@ MAX_PAGE = 100
 
 
 def page(offset: int, limit: int) -> tuple[int, int]:
-    if offset < 0 or not 0 <= limit <= MAX_PAGE:
-        raise invalid("invalid_page", f"offset >= 0 and limit 1-{MAX_PAGE}")
-    return offset, limit or DEFAULT_PAGE
+    return paging.page(offset, limit, default=DEFAULT_PAGE, maximum=MAX_PAGE)
 
 
 class Standings:

@@ -35,7 +35,7 @@ from google.protobuf import message_factory
 from google.protobuf.descriptor import Descriptor, FieldDescriptor, MethodDescriptor
 from google.protobuf.message import Message
 from rodada.common.v1 import annotations_pb2 as rodada_api
-from starlette.routing import Route
+from starlette.routing import Match, Route
 from starlette.types import Receive, Scope, Send
 
 from gateway import strict
@@ -148,9 +148,20 @@ def mount(app: FastAPI) -> None:
     for binding in bindings():
         # An ASGI endpoint (not a request handler): Starlette runs it as it is.
         # gateway/openapi.py documents these routes, from the bindings.
-        route = Route(binding.path, Operation(binding), methods=[binding.verb], name=binding.method.name)
+        route = _Route(binding.path, Operation(binding), methods=[binding.verb], name=binding.method.name)
         route.include_in_schema = False
         app.router.routes.append(route)
+
+
+class _Route(Route):
+    """A Starlette route that names itself in the scope, as FastAPI's do, so
+    the request metrics (gateway/app.py) label a call by its path template."""
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        match, child = super().matches(scope)
+        if match is not Match.NONE:
+            child["route"] = self
+        return match, child
 
 
 class Operation:

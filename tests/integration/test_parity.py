@@ -622,7 +622,10 @@ async def test_paging_means_one_thing_on_both_faces(
         )
     )
     assert (response.status_code, response.json()["error"]["code"]) == (422, refusal(error)[1])
-    assert refusal(error)[0] == grpc.StatusCode.INVALID_ARGUMENT
+    assert refusal(error) == (grpc.StatusCode.INVALID_ARGUMENT, "invalid_page")
+    bia = await register(http, "pagee")
+    response = await http.get(f"/v1/social/messages/{bia.user_id}?limit=201", headers=ana.headers)
+    assert (response.status_code, response.json()["error"]["code"]) == (422, "invalid_page")
     response = await http.get(f"/v1/users/{ana.user_id}/matches?limit=0", headers=ana.headers)
     assert response.status_code == 200 and response.json()["matches"] == []
 

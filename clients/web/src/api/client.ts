@@ -76,11 +76,19 @@ export interface ClientOptions {
 /** Refresh this long before the access token expires. */
 const REFRESH_MARGIN_MS = 60_000;
 
-/** What one call sends: its path parameters, query and body, as its operation types them. */
+/**
+ * What one call sends: its path parameters, query and body, as its operation
+ * types them. A body with nothing required (every body: the gateway reads a
+ * missing one as the request message's defaults) may be left out.
+ */
 type Call<P extends Path, M extends MethodOf<P>> = (keyof PathParams<P, M> extends never
   ? { path?: never }
   : { path: PathParams<P, M> }) &
-  ([RequestBody<P, M>] extends [never] ? { body?: never } : { body: RequestBody<P, M> }) & {
+  ([RequestBody<P, M>] extends [never]
+    ? { body?: never }
+    : Record<never, never> extends RequestBody<P, M>
+      ? { body?: RequestBody<P, M> }
+      : { body: RequestBody<P, M> }) & {
     query?: Query<P, M>;
   };
 
@@ -423,7 +431,7 @@ export class Client {
     return (await this.send("get", "/v1/users/{user_id}/trophies", { path: { user_id: userId } })).trophies;
   }
 
-  /** Tournaments, newest first, of a game and in a status (`registration`, `running`, …). */
+  /** Tournaments, newest first, of a game and in a status (`TOURNAMENT_STATUS_REGISTRATION`, …). */
   async tournaments(filter: Query<"/v1/tournaments", "get"> = {}) {
     return (await this.send("get", "/v1/tournaments", { query: filter })).tournaments;
   }

@@ -14,14 +14,13 @@ import type {
   ApiError,
   MatchEvent,
   SocialEvent,
-  SocialFeedMessage,
+  SocialFeedItem,
   Snapshot,
   Table,
-  TableFeedMessage,
-  TicketFeedMessage,
+  TableFeedItem,
   TicketUpdate,
   Tournament,
-  TournamentFeedMessage,
+  TournamentFeedItem,
 } from "./types";
 
 /** What every feed tells (all optional). */
@@ -200,10 +199,8 @@ export interface TableFeedHandlers extends FeedHandlers {
   table?(table: Table): void;
 }
 
-type TableItem = Exclude<TableFeedMessage, { end: unknown } | { pong: unknown } | ApiError>;
-
 /** A table from its creation to its match's end: events, then the state to draw from, after each version. */
-export class TableFeed extends Feed<TableItem> {
+export class TableFeed extends Feed<TableFeedItem> {
   /** The last event id received: where a reconnection resumes. */
   lastEventId: number;
 
@@ -227,7 +224,7 @@ export class TableFeed extends Feed<TableItem> {
     return this.lastEventId > 0;
   }
 
-  protected deliver(message: TableItem): void {
+  protected deliver(message: TableFeedItem): void {
     if ("event" in message) {
       if (message.event.id <= this.lastEventId) return; // already had it
       this.lastEventId = message.event.id;
@@ -269,10 +266,9 @@ export class TicketFeed extends Feed<TicketUpdate> {
     return false;
   }
 
-  protected deliver(message: Exclude<TicketFeedMessage, { end: unknown } | ApiError>): void {
+  protected deliver(message: TicketUpdate): void {
     if ("ticket_id" in message) this.on.update(message);
   }
-
 }
 
 // -- the social feed --
@@ -283,7 +279,7 @@ export interface SocialFeedHandlers extends FeedHandlers {
 }
 
 /** The caller's social feed; while it is open the caller is online for their friends. */
-export class SocialFeed extends Feed<Exclude<SocialFeedMessage, { pong: unknown } | ApiError>> {
+export class SocialFeed extends Feed<SocialFeedItem> {
   /** The last event id received: where a reconnection resumes ("" for everything kept). */
   lastId: string;
 
@@ -306,7 +302,7 @@ export class SocialFeed extends Feed<Exclude<SocialFeedMessage, { pong: unknown 
     return this.lastId !== "";
   }
 
-  protected deliver(message: Exclude<SocialFeedMessage, { pong: unknown } | ApiError>): void {
+  protected deliver(message: SocialFeedItem): void {
     const event = "event" in message ? message.event : undefined;
     if (!event || !newer(event.id, this.lastId)) return;
     this.lastId = event.id;
@@ -329,7 +325,7 @@ export interface TournamentFeedHandlers extends FeedHandlers {
 }
 
 /** A tournament now and after every change (registrations, rounds, results), until it is over. */
-export class TournamentFeed extends Feed<Exclude<TournamentFeedMessage, { end: unknown } | ApiError>> {
+export class TournamentFeed extends Feed<TournamentFeedItem> {
   constructor(
     client: Client,
     readonly tournamentId: string,
@@ -348,7 +344,7 @@ export class TournamentFeed extends Feed<Exclude<TournamentFeedMessage, { end: u
     return false;
   }
 
-  protected deliver(message: Exclude<TournamentFeedMessage, { end: unknown } | ApiError>): void {
+  protected deliver(message: TournamentFeedItem): void {
     if ("tournament" in message) this.on.tournament(message.tournament);
   }
 }

@@ -74,12 +74,10 @@ export type View<G extends string> = Schemas[`rodada.${G}.v1.View` & keyof Schem
 export type GameAction<G extends string> = Schemas[`rodada.${G}.v1.Action` & keyof Schemas];
 export type GameEvent<G extends string> = Schemas[`rodada.${G}.v1.Event` & keyof Schemas];
 
-// -- the feeds' messages, as the OpenAPI lists them (docs/feeds.md) --
+// -- the feeds' items (the AsyncAPI document, /v1/feeds/asyncapi.json, on these same schemas) --
 
-/** What a feed's server sends: its items, `{end}`, `{pong}` or `{error}`. */
-export type FeedMessage<P extends Path> = P extends Path ? Reply<P, "get" & MethodOf<P>> : never;
-export type TableFeedMessage = FeedMessage<"/v1/tables/{table_id}/events">;
-export type TicketFeedMessage = FeedMessage<"/v1/matchmaking/tickets/{ticket_id}/events">;
-export type SocialFeedMessage = FeedMessage<"/v1/social/events">;
-/** The tournament feed (not in the OpenAPI yet): the tournament now and after every change. */
-export type TournamentFeedMessage = { tournament: Tournament } | Exclude<TableFeedMessage, FeedItem>;
+/** A table feed's item: an event, a snapshot or the table. */
+export type TableFeedItem = FeedItem;
+export type SocialFeedItem = Schemas["rodada.platform.v1.FollowSocialResponse"];
+/** A tournament feed's item: the tournament now and after every change. */
+export type TournamentFeedItem = { tournament: Tournament };

@@ -16,13 +16,13 @@ test("every trophy there is to win", async () => {
 test("a Bozó duel tournament: announced, registered, started, played and followed to its end", async () => {
   const boss = await admin();
   const [ana, bia, caio] = await Promise.all([registered("ana"), registered("bia"), registered("caio")]);
-  const notAdmin = await refused(ana.createTournament({ name: "Copa", game: "bozo", format: "swiss", max_entrants: 2 }));
+  const notAdmin = await refused(ana.createTournament({ name: "Copa", game: "bozo", format: "TOURNAMENT_FORMAT_SWISS", max_entrants: 2 }));
   assert.equal(notAdmin.code, "admin_required");
   const created = await boss.createTournament({
     name: "Copa do Cliente",
     game: "bozo",
     options: { mode: "DUEL" },
-    format: "swiss",
+    format: "TOURNAMENT_FORMAT_SWISS",
     max_entrants: 2,
   });
   assert.equal(created.status, "TOURNAMENT_STATUS_REGISTRATION");
@@ -45,7 +45,7 @@ test("a Bozó duel tournament: announced, registered, started, played and follow
     (await boss.tournament(created.id)).entrants.flatMap((e) => e.players.map((p) => p.user_id)).sort(),
     [me(ana), me(caio)].sort(),
   );
-  const listed = await ana.tournaments({ game: "bozo", status: "registration" });
+  const listed = await ana.tournaments({ game: "bozo", status: "TOURNAMENT_STATUS_REGISTRATION" });
   assert.ok(listed.some((t) => t.id === created.id));
   await until("the registrations on the feed", () => seen[seen.length - 1].entrants.length === 2);
 
@@ -53,7 +53,7 @@ test("a Bozó duel tournament: announced, registered, started, played and follow
   assert.equal(started.status, "TOURNAMENT_STATUS_RUNNING");
   assert.equal(started.rounds_planned, 1);
   const [board] = started.rounds[0].boards;
-  assert.ok((await ana.tournaments({ status: "running" })).some((t) => t.id === created.id));
+  assert.ok((await ana.tournaments({ status: "TOURNAMENT_STATUS_RUNNING" })).some((t) => t.id === created.id));
 
   const final = await playBozo(
     new Map([

@@ -2,17 +2,12 @@
  * everyone else (players never see it). Messages are text, never markup
  * (Preact sets them as text). */
 import { useEffect, useRef, useState } from "preact/hooks";
-import type { Schemas } from "../../api/types";
+import type { ChatMessage } from "../../api/types";
 import { t } from "../i18n";
 import { client } from "../session";
 import { ErrorNote, useAction } from "../ui/parts";
 
-export type ChatMessage = Schemas["rodada.platform.v1.ChatMessage"];
-
-/** POST /v1/tables/{id}/chat (not yet a method of the API client). */
-function say(tableId: string, text: string): Promise<ChatMessage> {
-  return client.call("POST", `/v1/tables/${encodeURIComponent(tableId)}/chat`, { text });
-}
+export type { ChatMessage };
 
 export function Chat({ tableId, messages, seated, closed }: {
   tableId: string; messages: ChatMessage[]; seated: boolean; closed: boolean;
@@ -29,7 +24,7 @@ export function Chat({ tableId, messages, seated, closed }: {
     const message = text;
     if (!message.trim()) return;
     action.run(async () => {
-      await say(tableId, message);
+      await client.sendTableMessage(tableId, message);
       setText("");
     });
   };
