@@ -36,7 +36,9 @@ the end. Environment: BENCH_SECONDS (10), BENCH_WARMUP (2), BENCH_MATCHES
 ("10,50"), BENCH_PLAYERS ("1,2": solo and duel rows), BENCH_THROWS (3),
 BENCH_TICKETS (5000), BENCH_PATHS ("reference,grpc,platform,web"),
 BENCH_FLOORS (1; 0 skips them), BENCH_JSON (a file to write every result
-to). A row during which other processes took more than 5 % of the window's
+to), BENCH_BASELINE (another checkout of the code, e.g. ``git archive`` of an
+earlier commit with this one's ``gen/``: its Rodada rows run in the same
+sitting, interleaved, marked "before"). A row during which other processes took more than 5 % of the window's
 CPU is marked: the machine was not quiet.
 """
 
@@ -79,6 +81,7 @@ class Settings:
     paths: tuple[str, ...] = ("reference", "grpc", "platform", "web")
     warmup: float = 2.0
     floors: bool = True
+    baseline: Path | None = None
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -93,6 +96,7 @@ class Settings:
             matches=tuple(int(m) for m in env.get("BENCH_MATCHES", "10,50").split(",") if m),
             players=tuple(int(p) for p in env.get("BENCH_PLAYERS", "1,2").split(",") if p),
             floors=env.get("BENCH_FLOORS", "1") not in ("", "0"),
+            baseline=Path(env["BENCH_BASELINE"]) if env.get("BENCH_BASELINE") else None,
             throws=int(env.get("BENCH_THROWS", "3")),
             tickets=int(env.get("BENCH_TICKETS", "5000")),
             paths=paths,
@@ -108,6 +112,7 @@ class Row:
     # CPU ms per move, by process (servers, then the driver).
     cpu: dict[str, float] = field(default_factory=dict)
     other_cpu_s: float = 0.0
+    before: bool = False  # measured on the baseline's code
 
 
 def cpu_seconds(pid: int) -> float:
@@ -251,9 +256,10 @@ class Rodada:
     """One loopback platform (its Redis, the Yatzy service, one gateway) for
     every Rodada row, so rows compare at the same state."""
 
-    def __init__(self, root: Path, settings: Settings) -> None:
+    def __init__(self, root: Path, settings: Settings, source: Path | None = None) -> None:
         self.settings = settings
-        self.stack = Stack(root, games=["yatzy"])
+        self.before = source is not None
+        self.stack = Stack(root, games=["yatzy"], source=source)
         self.gateway_url = self.stack.gateway()
         self.platform = self.stack.platform_grpc()
         assert self.stack.redis and self.stack.redis.process
@@ -307,7 +313,7 @@ class Rodada:
         moves = result["moves"]
         cpu = {name: per_move(seconds, moves) for name, seconds in spent.items() if name != "other"}
         cpu["driver"] = per_move(result["driver_cpu_s"], moves)
-        return Row(path, matches, seats, result, cpu, round(max(0.0, spent["other"]), 2))
+        return Row(path, matches, seats, result, cpu, round(max(0.0, spent["other"]), 2), self.before)
 
     def stop(self) -> None:
         self.stack.stop()
@@ -359,8 +365,9 @@ def table(rows: list[Row]) -> str:
         if r.get("feed_p99_ms") is not None:
             extra = f" (feed p50 {r['feed_p50_ms']:.2f}, p99 {r['feed_p99_ms']:.1f})"
         other = f"{row.other_cpu_s:.1f}" + ("" if quiet(row) else " (not quiet)")
+        name = PATH_NAMES[row.path] + (" (before)" if row.before else "")
         lines.append(
-            f"| {PATH_NAMES[row.path]} | {row.matches} | {row.players} | {r['moves_per_second']:,.0f} | "
+            f"| {name} | {row.matches} | {row.players} | {r['moves_per_second']:,.0f} | "
             f"{ratio(r['moves_per_second'], ref.get('moves_per_second'))} | {r['p50_ms']:.2f} | "
             f"{r['p99_ms']:.1f}{extra} | {ratio(r['p99_ms'], ref.get('p99_ms'))} | {cpu} | "
             f"{server_cpu(row):.3f} | {cpu_ratio} | {other} | {faults(r)} |"
@@ -387,7 +394,9 @@ def throughput(settings: Settings, root: Path) -> tuple[list[Row], bench_memory.
     if "reference" in settings.paths:
         npm_ci(REFERENCE)
     npm_ci(DRIVERS)
-    rodada = Rodada(root / "rodada", settings) if set(settings.paths) - {"reference"} else None
+    ours = set(settings.paths) - {"reference"}
+    rodada = Rodada(root / "rodada", settings) if ours else None
+    baseline = Rodada(root / "baseline", settings, settings.baseline) if ours and settings.baseline else None
     reference = Reference(settings) if "reference" in settings.paths else None
     rows: list[Row] = []
     try:
@@ -403,13 +412,17 @@ def throughput(settings: Settings, root: Path) -> tuple[list[Row], bench_memory.
                     if path == "reference":
                         assert reference is not None
                         rows.append(reference.row(matches, players))
-                    else:
-                        assert rodada is not None
-                        rows.append(rodada.row(path, matches, players))
+                        continue
+                    assert rodada is not None
+                    if baseline is not None:
+                        rows.append(baseline.row(path, matches, players))
+                    rows.append(rodada.row(path, matches, players))
         return rows, bench_memory.measure(rodada.stack) if rodada is not None else None
     finally:
         if reference is not None:
             reference.stop()
+        if baseline is not None:
+            baseline.stop()
         if rodada is not None:
             rodada.stop()
 

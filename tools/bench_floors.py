@@ -163,7 +163,8 @@ def describe(floors: dict[str, dict[str, Any]], rows: list[Row]) -> str:
             floor_ms = floors.get(floor_of.get(name, ""), {}).get("server_cpu_ms")
             if floor_ms:
                 parts.append(f"{name} {ms / floor_ms:.1f}×")
-        lines.append(f"- {row.path}, {row.matches} matches of {row.players}: " + ", ".join(parts))
+        before = " (before)" if row.before else ""
+        lines.append(f"- {row.path}{before}, {row.matches} matches of {row.players}: " + ", ".join(parts))
     return "\n".join(lines)
 
 
