@@ -17,7 +17,7 @@ import uvicorn
 from gateway.app import FastPath, create_app
 from gateway.settings import GatewaySettings
 from gateway.sockets import FeedSockets
-from services.kit import logs
+from services.kit import logs, tracing
 
 
 async def serve(settings: GatewaySettings) -> None:
@@ -70,6 +70,7 @@ async def serve(settings: GatewaySettings) -> None:
 def main() -> None:
     settings = GatewaySettings()
     logs.configure("gateway")
+    tracing.configure("gateway", settings)
     with contextlib.suppress(ImportError):
         import uvloop
 

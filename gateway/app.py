@@ -33,7 +33,7 @@ from gateway.api import http as http_face
 from gateway.platform import Platform
 from gateway.routes import docs, ops, site
 from gateway.settings import GatewaySettings, MatchmakingSettings
-from services.kit import logs
+from services.kit import logs, tracing
 from services.kit.errors import Refused, unavailable
 
 
@@ -67,6 +67,7 @@ def create_app(settings: GatewaySettings | None = None, mm: MatchmakingSettings 
     http_face.mount(app)
     docs.mount(app)
     site.mount(app, settings.web_dir)
+    tracing.instrument_app(app)
 
     @app.exception_handler(Refused)
     async def refused(request: Request, exc: Refused) -> JSONResponse:
@@ -110,7 +111,8 @@ class FastPath:
     Starlette's own ``Route.matches``, over the routes in the app's order that
     could match the path, so the route that answers is the one Starlette
     would pick; anything else (no match, a method not allowed, a route that
-    is not an operation) goes to the app as before."""
+    is not an operation) goes to the app as before. With tracing on, every
+    request goes to the app (its OpenTelemetry middleware spans them)."""
 
     def __init__(self, app: FastAPI, settings: GatewaySettings) -> None:
         self.app = app
@@ -123,6 +125,8 @@ class FastPath:
         # prefix, and any whose prefix has a parameter or that are not plain
         # routes (mounts).
         self._routes: dict[str, list[BaseRoute]] = {}
+        if tracing.enabled():
+            return  # every request through the app, whose middleware makes each one's span
         for prefix in {_prefix(r.path) for r in operations}:
             self._routes[prefix] = [
                 route

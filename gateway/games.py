@@ -24,6 +24,7 @@ from google.protobuf.message import DecodeError, Message
 from rodada.common.v1 import match_pb2, match_pb2_grpc
 
 from gateway import strict
+from services.kit import tracing
 from services.kit.errors import Refused, invalid, not_found, unavailable
 
 if TYPE_CHECKING:
@@ -154,7 +155,9 @@ class Games:
     def __init__(self, addresses: dict[str, str]) -> None:
         self._addresses = addresses
         self._channels = {
-            name: grpc.aio.insecure_channel(channel_target(address), options=CHANNEL_OPTIONS)
+            name: grpc.aio.insecure_channel(
+                channel_target(address), options=CHANNEL_OPTIONS, interceptors=tracing.client_interceptors()
+            )
             for name, address in addresses.items()
         }
         self._games: dict[str, GameClient] = {}

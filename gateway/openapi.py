@@ -63,6 +63,12 @@ ERRORS = {
     "504": "A game service did not answer in time.",
 }
 ASYNCAPI_URL = "/v1/feeds/asyncapi.json"
+# Every hello may carry the W3C trace context the feed's span continues
+# (browsers cannot set the upgrade request's headers).
+TRACE_CONTEXT: JSON = {
+    "traceparent": {"type": "string", "description": "W3C trace context the feed's span continues"},
+    "tracestate": {"type": "string", "description": "W3C trace state, with traceparent"},
+}
 # What the feeds carry: a table's items, a ticket's updates, social events, a tournament.
 FEED_MESSAGES: list[Any] = [
     platform_pb2.FollowTableResponse,
@@ -363,12 +369,13 @@ def _asyncapi(openapi: JSON) -> JSON:
                             "minimum": 0,
                             "description": "the last event id seen",
                         },
+                        **TRACE_CONTEXT,
                     },
                     "required": ["token"],
                 },
                 "TicketHello": {
                     "type": "object",
-                    "properties": {"token": {"type": "string"}},
+                    "properties": {"token": {"type": "string"}, **TRACE_CONTEXT},
                     "required": ["token"],
                 },
                 "Ping": {"type": "object", "properties": {"ping": {}}, "required": ["ping"]},
@@ -382,6 +389,7 @@ def _asyncapi(openapi: JSON) -> JSON:
                     "properties": {
                         "token": {"type": "string", "description": "an access token"},
                         "after_id": {"type": "string", "description": "the last SocialEvent id seen"},
+                        **TRACE_CONTEXT,
                     },
                     "required": ["token"],
                 },

@@ -36,7 +36,7 @@ import contextlib
 import re
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 from google.protobuf.message import Message
@@ -48,8 +48,12 @@ from gateway.matches import Caller
 from gateway.matchmaking.queues import ticket_update
 from gateway.platform import Platform
 from gateway.protojson import message_json
+from services.kit import tracing
 from services.kit.errors import Refused, invalid, unauthenticated, unavailable
 from services.kit.feeds import Item
+
+if TYPE_CHECKING:
+    from opentelemetry.context import Context
 
 T = TypeVar("T")
 CLOSE_FINISHED, CLOSE_DRAINING, CLOSE_LAGGING = 1000, 1012, 1013
@@ -182,30 +186,42 @@ Close = Callable[[], Awaitable[None]]
 Opener = Callable[[Platform, str, Caller, dict[str, Any], Outgoing], Awaitable[Close]]
 
 
-async def serve(p: Platform, opener: Opener, key: str, receive: Receive, send: Send) -> None:
+async def serve(
+    p: Platform,
+    opener: Opener,
+    key: str,
+    receive: Receive,
+    send: Send,
+    name: str = "WS feed",
+    upgrade: Context | None = None,
+) -> None:
     """One WebSocket of any feed: the hello, the feed, the client's pings,
-    and every refusal as an error and a close code."""
+    and every refusal as an error and a close code. With tracing on, the
+    feed from its hello to its end is one span, ``name``, whose parent is
+    the hello's ``traceparent`` or else the upgrade request's (``upgrade``)."""
     if (await receive())["type"] != "websocket.connect":
         return
     await send({"type": "websocket.accept"})
     metrics.WS_CONNECTIONS.inc()
     out = Outgoing(send)
     close: Close | None = None
-    try:
-        hello = await _hello(receive, p.settings.ws_auth_timeout_seconds)
-        caller = p.sessions.caller(hello["token"])
-        close = await opener(p, key, caller, hello, out)
-        del hello  # an idle feed keeps nothing it does not need
-        await _listen(receive, out)
-    except Refused as refusal:
-        out.refuse(refusal)
-        await _wait_sent(out)
-    except ConnectionError:
-        return
-    finally:
-        metrics.WS_CONNECTIONS.dec()
-        if close is not None:
-            await close()
+    with contextlib.ExitStack() as span:
+        try:
+            hello = await _hello(receive, p.settings.ws_auth_timeout_seconds)
+            span.enter_context(tracing.feed_span(name, upgrade, hello))
+            caller = p.sessions.caller(hello["token"])
+            close = await opener(p, key, caller, hello, out)
+            del hello  # an idle feed keeps nothing it does not need
+            await _listen(receive, out)
+        except Refused as refusal:
+            out.refuse(refusal)
+            await _wait_sent(out)
+        except ConnectionError:
+            return
+        finally:
+            metrics.WS_CONNECTIONS.dec()
+            if close is not None:
+                await close()
 
 
 async def _wait_sent(out: Outgoing) -> None:
@@ -319,6 +335,11 @@ FEEDS: list[tuple[re.Pattern[str], Opener]] = [
     (re.compile(rf"^/v1/tournaments/{_ID}/events$"), _tournament),
 ]
 TABLE_FEED = FEEDS[0][0]
+# Each feed's span name: its route, ids as ``{id}`` ("WS /v1/tables/{id}/events").
+_SPAN_NAMES = {
+    opener: "WS " + pattern.pattern.strip("^$").replace(_ID, "{id}").replace("()", "")
+    for pattern, opener in FEEDS
+}
 
 
 class FeedSockets:
@@ -333,9 +354,11 @@ class FeedSockets:
                 found = pattern.match(scope["path"])
                 if found:
                     platform: Platform = self.app.state.platform  # type: ignore[attr-defined]
+                    upgrade = tracing.upgrade_context(scope["headers"])
                     # The server holds the scope for the connection's life; a feed
                     # needs none of the upgrade request's headers once here.
                     scope["headers"] = ()
-                    await serve(platform, opener, found.group(1), receive, send)
+                    name = _SPAN_NAMES[opener]
+                    await serve(platform, opener, found.group(1), receive, send, name, upgrade)
                     return
         await self.app(scope, receive, send)

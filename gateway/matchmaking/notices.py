@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 
-from services.kit import keys
+from services.kit import keys, tracing
 from services.kit.store import RedisClient
 from services.kit.tasks import cancel_requested
 
@@ -49,7 +49,7 @@ class TicketNotices:
         self._waiting.setdefault(ticket_id, set()).add(event)
         if self._task is None or self._task.done():
             self._subscribed = asyncio.Event()
-            self._task = asyncio.create_task(self._listen())
+            self._task = asyncio.create_task(self._listen(), context=tracing.background())
         return event
 
     async def ready(self) -> None:

@@ -178,7 +178,8 @@ class Chat:
 
     # -- reading -------------------------------------------------------------------------
 
-    async def _read(self, stream: str, count: int, hide: set[str]) -> list[social_pb2.ChatMessage]:
+    async def _read(self, stream: str, limit: int, hide: set[str]) -> list[social_pb2.ChatMessage]:
+        _, count = page(0, limit, default=DEFAULT_LIMIT, maximum=MAX_LIMIT)
         entries: Any = await self.raw.xrevrange(stream, count=count)
         messages = []
         for entry_id, fields in reversed(entries):
@@ -189,18 +190,16 @@ class Chat:
         return messages
 
     async def private_history(self, me: Identity, user_id: str, limit: int) -> list[social_pb2.ChatMessage]:
-        _, count = page(0, limit, default=DEFAULT_LIMIT, maximum=MAX_LIMIT)
         require_account(me)
         if not await self.friends.are_friends(me.user_id, user_id):
             raise not_found("not_friends", "you are not friends with that user")
-        return await self._read(keys.conversation(me.user_id, user_id), count, set())
+        return await self._read(keys.conversation(me.user_id, user_id), limit, set())
 
     async def table_history(self, me: Identity, table_id: str, limit: int) -> list[social_pb2.ChatMessage]:
-        _, count = page(0, limit, default=DEFAULT_LIMIT, maximum=MAX_LIMIT)
         table = await self.tables.get(table_id)
         channel = PLAYERS if seat_of(table, me.user_id) is not None else SPECTATORS
         hide = await self.friends.blocked_by(me.user_id)
-        return await self._read(keys.table_chat(table_id, _STREAM_NAMES[channel]), count, hide)
+        return await self._read(keys.table_chat(table_id, _STREAM_NAMES[channel]), limit, hide)
 
     async def report(self, me: Identity, request: social_pb2.ReportMessageRequest) -> None:
         if len(request.reason) > MAX_REASON:

@@ -33,7 +33,7 @@ from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisError
 from rodada.common.v1 import match_pb2
 
-from services.kit import keys
+from services.kit import keys, tracing
 from services.kit.errors import Refused, unavailable
 from services.kit.store import MatchStore, RedisClient, parse_live
 
@@ -496,7 +496,8 @@ class Shard:
             else:
                 await self.pubsub.subscribe(channel)
         if self.task is None or self.task.done():
-            self.task = asyncio.create_task(self._read())
+            # The listener serves every feed after this one: none of their traces.
+            self.task = asyncio.create_task(self._read(), context=tracing.background())
         try:
             await asyncio.wait_for(asyncio.shield(confirmed), SUBSCRIBE_TIMEOUT_SECONDS)
         finally:

@@ -2,7 +2,8 @@
 
 Context (request id, user id, game, match id) lives in context variables set
 where it is known — the gateway's middleware, the services' call guard, the
-match servicer — and every record logged inside that call carries it. Tokens,
+match servicer — and every record logged inside that call carries it, and
+with tracing on the current span's ``trace_id`` and ``span_id``. Tokens,
 passwords, seeds and hidden dice or tiles are never logged: nothing here logs
 request bodies or game state, only ids.
 """
@@ -15,6 +16,8 @@ from contextvars import ContextVar
 from typing import Any
 
 import orjson
+
+from services.kit import tracing
 
 REQUEST_ID: ContextVar[str | None] = ContextVar("request_id", default=None)
 USER_ID: ContextVar[str | None] = ContextVar("user_id", default=None)
@@ -35,6 +38,9 @@ class JsonFormatter(logging.Formatter):
             value = var.get()
             if value is not None:
                 entry[key] = value
+        ids = tracing.log_ids()
+        if ids is not None:
+            entry["trace_id"], entry["span_id"] = ids
         if record.exc_info:
             entry["error"] = self.formatException(record.exc_info)
         return orjson.dumps(entry).decode()

@@ -22,7 +22,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from prometheus_client import start_http_server
 from rodada.common.v1 import match_pb2, match_pb2_grpc
 
-from services.kit import logs, metrics, reflection
+from services.kit import logs, metrics, reflection, tracing
 from services.kit.feeds import FeedHub
 from services.kit.game import Game
 from services.kit.guard import CallGuard
@@ -83,7 +83,10 @@ async def start_grpc(
 ) -> tuple[grpc.aio.Server, health.aio.HealthServicer]:
     """A started server: ``register`` adds the servicers and returns their
     full service names, which health reports SERVING and reflection lists."""
-    server = grpc.aio.server(options=SERVER_OPTIONS)
+    # Tracing's interceptor (none when it is off) around the guarded
+    # handlers: the guard's work and its refusals happen inside the call's
+    # span. The guard wraps each handler once, as it is registered.
+    server = grpc.aio.server(interceptors=tracing.server_interceptors(), options=SERVER_OPTIONS)
     names = register(guard.serving(server))
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -163,8 +166,10 @@ async def serve(game: Game, settings: ServiceSettings) -> None:
 def run(game: Game) -> None:
     """Entry point of ``python -m services.<game>.service``."""
     logs.configure(game.name)
+    settings = ServiceSettings()
+    tracing.configure(game.name, settings)
     with contextlib.suppress(ImportError):
         import uvloop
 
         uvloop.install()
-    asyncio.run(serve(game, ServiceSettings()))
+    asyncio.run(serve(game, settings))

@@ -31,6 +31,14 @@ class CommonSettings(BaseSettings):
     # On SIGTERM: report NOT_SERVING / unready for half of it, then stop
     # taking calls and give the rest to the calls in flight.
     drain_seconds: float = 10.0
+    # Tracing (services/kit/tracing.py): off unless an OTLP/gRPC endpoint is
+    # set, e.g. http://otel-collector:4317; the standard OpenTelemetry names.
+    # The SDK reads the other OTEL_* variables itself (sampler, batching,
+    # headers, resource attributes).
+    otel_exporter_otlp_endpoint: str = ""
+    otel_exporter_otlp_traces_endpoint: str = ""  # for traces only; wins over the one above
+    otel_sdk_disabled: bool = False  # true: no tracing whatever the endpoint
+    otel_service_name: str = ""  # default rodada-<game> / rodada-gateway
 
 
 class ServiceSettings(CommonSettings):

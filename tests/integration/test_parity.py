@@ -52,9 +52,14 @@ NOT_API: dict[tuple[str, str], str] = {
     ("GET", "/openapi.json"): _DOCS,
     ("GET", "/docs"): _DOCS,
     ("GET", "/redoc"): _DOCS,
+    ("GET", "/docs-assets/redoc.offline.js"): "ReDoc's script, served so /redoc needs no CDN",
     ("GET", "/v1/feeds/asyncapi.json"): "the WebSocket feeds' AsyncAPI document; gRPC has reflection",
     ("GET", "/rules/"): "the players' rules as web pages, for the web client",
     ("GET", "/rules/{name}"): "the players' rules as web pages, for the web client",
+    ("GET", "/rules/{lang}/"): "the players' rules in one language (en, pt-BR)",
+    ("GET", "/rules/{lang}/{name}"): "the players' rules in one language (en, pt-BR)",
+    ("GET", "/favicon.svg"): "the site's icon",
+    ("GET", "/favicon.ico"): "the site's icon, where browsers look first",
 }
 # Each WebSocket feed and the stream it is on the gRPC face (FindMatch and
 # JoinParty are CreateTicket or JoinTicket, then FollowTicket).
@@ -624,6 +629,8 @@ async def test_paging_means_one_thing_on_both_faces(
     assert (response.status_code, response.json()["error"]["code"]) == (422, refusal(error)[1])
     assert refusal(error) == (grpc.StatusCode.INVALID_ARGUMENT, "invalid_page")
     bia = await register(http, "pagee")
+    await ana.call("POST", "/v1/social/friends/requests", {"user_id": bia.user_id})
+    await bia.call("POST", f"/v1/social/friends/{ana.user_id}/accept")
     response = await http.get(f"/v1/social/messages/{bia.user_id}?limit=201", headers=ana.headers)
     assert (response.status_code, response.json()["error"]["code"]) == (422, "invalid_page")
     response = await http.get(f"/v1/users/{ana.user_id}/matches?limit=0", headers=ana.headers)

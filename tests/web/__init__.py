@@ -4,10 +4,14 @@ browser."""
 
 from __future__ import annotations
 
+import os
+import secrets
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -32,5 +36,27 @@ def node() -> str:
     return found
 
 
-def run(command: list[str], cwd: Path = WEB, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)
+def run(
+    command: list[str], cwd: Path = WEB, timeout: float = 300, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        command, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False, env=env
+    )
+
+
+def admin_account(redis_url: str, gateway: str) -> tuple[str, str]:
+    """An account with the admin role (tournaments), granted with the operator's tool."""
+    username, password = f"admin_{secrets.token_hex(4)}", secrets.token_urlsafe(12)
+    reply = httpx.post(
+        f"{gateway}/v1/auth/register", json={"username": username, "password": password}, timeout=30
+    )
+    assert reply.status_code == 201, reply.text
+    done = subprocess.run(
+        [sys.executable, "-m", "tools.admin", "grant", username],
+        env={**os.environ, "REDIS_URL": redis_url},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return username, password

@@ -3,22 +3,27 @@ playwright-core from npm: clients/web/tests/browser.mjs). Two browser
 contexts play a complete Yatzy duel and a complete Dudo game by clicking, one
 of them closing its tab mid-match and coming back to its seat (and, in Dudo,
 the other's feed cut as a draining replica would, then resumed); the other
-games are played to the end, and a Bozó duel found by matchmaking; every
-request the pages make goes to the gateway. Screenshots are kept in
-test-artifacts/browser/ (ignored by git)."""
+games are played to the end, and a Bozó duel found by matchmaking; then the
+community (friends, private messages, an invitation to the seat opposite at
+a Dominó table, reporting and blocking from the chat, tournaments followed
+live to their end, rankings, profiles). Every scenario runs in one browser
+on one stack; every request the pages make goes to the gateway. Screenshots
+are kept in test-artifacts/browser/ (ignored by git)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
+from typing import Any
 
 import pytest
 from redis.asyncio import Redis
 
 from services.kit import keys
 from tests.integration.time_travel import rewind_idle
-from tests.web import CHROMIUM, DIST, REPO, WEB, node, run, tool
+from tests.web import CHROMIUM, DIST, REPO, WEB, admin_account, node, run, tool
 from tools.stack import Stack
 
 ARTIFACTS = REPO / "test-artifacts" / "browser"
@@ -26,24 +31,44 @@ ARTIFACTS = REPO / "test-artifacts" / "browser"
 
 # Yatzy and Dudo: two players; the others: one player (Bozó's solo, CPUs in
 # Bozu Mekuri and Dominó), checking each game's own information is shown;
-# then accounts, matchmaking and the rules pages.
-@pytest.mark.parametrize("scenario", ["yatzy", "dudo", "bozo", "bozu_mekuri", "domino", "matchmaking"])
-def test_two_browsers_play_to_the_end(stack: Stack, scenario: str) -> None:
+# then accounts, matchmaking and the rules pages; then the community:
+# friends, messages, a Dominó invite, reporting and blocking, tournaments.
+SCENARIOS = ["yatzy", "dudo", "bozo", "bozu_mekuri", "domino", "matchmaking", "community"]
+
+
+@pytest.fixture(scope="module")
+def played(stack: Stack) -> dict[str, dict[str, Any]]:
+    """Every scenario, played once in one browser (launching Chromium costs
+    seconds on a shared machine): its outcome by name."""
     if not CHROMIUM.exists():
         pytest.fail(f"{CHROMIUM} is missing: run `make debian-tools` (Debian's chromium)")
     if not (DIST / "index.html").exists():
         pytest.fail(f"{DIST} has no site: run `make web`")
     tool("tsc")  # the web client's node_modules, where playwright-core is
-    stack.service("bozo" if scenario == "matchmaking" else scenario)
+    stack.services()
     gateway = stack.gateway()
-    started = time.monotonic()
-    done = run([node(), "tests/browser.mjs", gateway, str(ARTIFACTS), scenario], cwd=WEB, timeout=600)
-    seconds = time.monotonic() - started
-    assert done.returncode == 0, done.stdout + done.stderr
-    outcome = json.loads(done.stdout.strip().splitlines()[-1])
-    assert outcome["scenario"] == scenario
+    env = dict(os.environ)
+    env["ADMIN_USER"], env["ADMIN_PASSWORD"] = admin_account(stack.redis_url, gateway)
+    done = run([node(), "tests/browser.mjs", gateway, str(ARTIFACTS), *SCENARIOS], timeout=1800, env=env)
+    outcomes = {}
+    for line in done.stdout.splitlines():
+        if line.startswith("{"):
+            outcome = json.loads(line)
+            outcomes[outcome["scenario"]] = outcome
+    assert outcomes, done.stdout + done.stderr
+    return outcomes
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_two_browsers_play_to_the_end(played: dict[str, dict[str, Any]], scenario: str) -> None:
+    outcome = played.get(scenario)
+    assert outcome is not None, f"{scenario} never reported"
+    assert "error" not in outcome, outcome["error"]
+    assert outcome["foreign"] == [], f"requests outside the gateway: {outcome['foreign']}"
     if scenario == "matchmaking":
         assert outcome["table"], outcome  # both players at one table
+    elif scenario == "community":
+        assert outcome["standings"] == ["1", "2"] and outcome["actions"] >= 2, outcome
     else:
         places = [int(place) for place, _ in outcome["result"]]
         assert places[0] == 1 and places == sorted(places), outcome  # the placings shown, in order
@@ -57,7 +82,7 @@ def test_two_browsers_play_to_the_end(stack: Stack, scenario: str) -> None:
         assert (ARTIFACTS / path.rsplit("/", 1)[-1]).stat().st_size > 0
     names = ", ".join(path.rsplit("/", 1)[-1] for path in outcome["screenshots"])
     print(
-        f"\n{scenario} in the browser: {seconds:.1f} s wall, {outcome.get('actions', 0)} actions;"
+        f"\n{scenario} in the browser: {outcome['seconds']:.1f} s wall, {outcome.get('actions', 0)} actions;"
         f" screenshots in {ARTIFACTS}: {names}"
     )
 

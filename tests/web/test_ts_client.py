@@ -11,10 +11,8 @@ from __future__ import annotations
 import json
 import os
 import re
-import secrets
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +20,7 @@ import httpx
 import pytest
 
 from tests.conftest import TEST_PACKAGES
-from tests.web import WEB, node, run, tool
+from tests.web import WEB, admin_account, node, run, tool
 from tools.export_openapi import document
 from tools.stack import Stack
 
@@ -158,24 +156,6 @@ def test_client_compiles_strict_against_the_live_types(
 # -- the client's own tests, against the stack --------------------------------------------
 
 
-def _admin(stack: Stack, gateway: str) -> tuple[str, str]:
-    """An account with the admin role (tournaments), granted with the operator's tool."""
-    username, password = f"admin_{secrets.token_hex(4)}", secrets.token_urlsafe(12)
-    reply = httpx.post(
-        f"{gateway}/v1/auth/register", json={"username": username, "password": password}, timeout=30
-    )
-    assert reply.status_code == 201, reply.text
-    done = subprocess.run(
-        [sys.executable, "-m", "tools.admin", "grant", username],
-        env={**os.environ, "REDIS_URL": stack.redis_url},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    return username, password
-
-
 @pytest.fixture(scope="module")
 def node_suite(
     stack: Stack, tmp_path_factory: pytest.TempPathFactory
@@ -186,7 +166,7 @@ def node_suite(
         pytest.fail("clients/web/src/api/schema.d.ts is missing: run `make web`")
     stack.services()
     gateway = stack.gateway()
-    username, password = _admin(stack, gateway)
+    username, password = admin_account(stack.redis_url, gateway)
     checked = run([tool("tsc"), "-p", str(NODE_TESTS)])
     assert checked.returncode == 0, checked.stdout + checked.stderr
     shutil.rmtree(NODE_BUILD, ignore_errors=True)

@@ -15,15 +15,24 @@
 // - matchmaking: a wrong password shown and cleared, sign up, log out, log
 //   in, then a Bozó duel found by matchmaking (the queue screen shown).
 // - claim: an idle Dudo seat claimed against (pytest makes its time run out).
+// - community (desktop, English; phone, Portuguese): two accounts become
+//   friends and exchange private messages, then play a ranked Bozó duel found
+//   by matchmaking; one invites the other to the seat
+//   opposite at a Dominó table, then reports and blocks from the table chat;
+//   both register for a Swiss and then a knockout Dudo tournament an admin
+//   (ADMIN_USER/ADMIN_PASSWORD) announced and starts, play their boards, and
+//   follow each live to its end; a Dominó team registers with its code;
+//   the rankings and a profile.
 //
 // Every screen is screenshotted into ARTIFACTS, must be no wider than its
 // viewport, and is checked by axe-core (0 serious or critical violations);
 // every request the pages make must go to the gateway. Run by
 // tests/web/test_browser.py:
 //
-//   node tests/browser.mjs <gateway URL> <artifacts dir> [yatzy|dudo|bozo|bozu_mekuri|domino|matchmaking|claim ...]
+//   node tests/browser.mjs <gateway URL> <artifacts dir> [yatzy|dudo|bozo|bozu_mekuri|domino|matchmaking|claim|community ...]
 //
-// Prints one JSON line per scenario; exits non-zero on the first failure.
+// Prints one JSON line per scenario (with its `error` if it failed, and its
+// pages' requests outside the gateway); exits non-zero if any failed.
 import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
@@ -485,6 +494,17 @@ async function matchmaking(browser) {
   const tables = await Promise.all([ana, bia].map((page) => new URL(page.url()).searchParams.get("table")));
   if (!tables[0] || tables[0] !== tables[1]) throw new Error(`matched to different tables: ${tables}`);
   shots.push(await screen(bia, "bozo-duel-matched-phone-en"), await screen(ana, "bozo-duel-matched-desktop-pt"));
+  // A guest's community: what needs an account is said so; their own profile has no error.
+  await section(bia, "friends");
+  await bia.locator(".card", { hasText: "account" }).first().waitFor({ timeout: STEP_MS });
+  shots.push(await screen(bia, "friends-guest-phone-en"));
+  await section(bia, "profile");
+  await bia.locator(".profile .match-list li, .profile .matches .muted").first().waitFor({ timeout: STEP_MS });
+  if (await bia.locator("[role=alert]").count()) throw new Error(`the guest's profile shows an error: ${await bia.locator("[role=alert]").first().innerText()}`);
+  shots.push(await screen(bia, "profile-guest-phone-en"));
+  await section(bia, "tournaments");
+  await bia.locator(".tournaments .card").first().waitFor({ timeout: STEP_MS });
+  shots.push(await screen(bia, "tournaments-guest-phone-en"));
   // The rules, in both languages.
   await ana.goto(`${base}/rules/pt-BR/`);
   shots.push(await screen(ana, "rules-index-desktop-pt"));
@@ -520,22 +540,269 @@ async function claim(browser) {
   return { scenario: "claim", claimedBy: other === ana ? "Ana" : "Bia", result, screenshots: shots };
 }
 
+const PASSWORD = "correct horse battery";
+
+async function signUp(page, username) {
+  await page.fill("#username", username);
+  await page.fill("#password", PASSWORD);
+  await page.click("[data-action=signup]");
+  await page.waitForSelector("#game", { timeout: STEP_MS });
+}
+
+async function section(page, id) {
+  await page.click(`header nav [data-section=${id}]`);
+}
+
+/** The gateway's API as the admin, from node (announcing is an admin's job). */
+async function asAdmin(method, path, body) {
+  const login = await fetch(`${base}/v1/auth/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username: process.env.ADMIN_USER, password: process.env.ADMIN_PASSWORD }),
+  });
+  if (!login.ok) throw new Error(`admin log-in: ${login.status} ${await login.text()}`);
+  const { access_token: token } = await login.json();
+  const reply = await fetch(base + path, {
+    method,
+    headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+    body: JSON.stringify(body),
+  });
+  if (!reply.ok) throw new Error(`${method} ${path}: ${reply.status} ${await reply.text()}`);
+  return reply.json();
+}
+
+/** Play a started Dudo table on both pages (call when you can, else raise) to its result. */
+async function playDudo(pages) {
+  let actions = 0;
+  for (;;) {
+    const page = await mover(pages);
+    if (!page) break;
+    await actAndWait(page, (await page.locator("[data-action=dudo]").count()) ? "[data-action=dudo]" : "[data-action=bid]");
+    actions += 1;
+  }
+  return actions;
+}
+
+async function community(browser) {
+  const a = await context(browser, DESKTOP, EN);
+  const b = await context(browser, PHONE, PT);
+  const stamp = Date.now().toString(36);
+  const [anaName, biaName] = [`ana_${stamp}`, `bia_${stamp}`];
+  const ana = await newPage(a, base);
+  await signUp(ana, anaName);
+  const bia = await newPage(b, base);
+  await signUp(bia, biaName);
+  const shots = [];
+
+  // Friends: Ana asks Bia by username; the request reaches Bia's page on her social feed.
+  await section(ana, "friends");
+  await ana.fill("#friend-username", biaName);
+  await ana.click("[data-action=request-friend]");
+  await ana.locator(".friends [role=status]").waitFor({ timeout: STEP_MS });
+  await section(bia, "friends");
+  await bia.locator(".incoming [data-action=accept]").waitFor({ timeout: STEP_MS });
+  shots.push(await screen(bia, "friends-request-phone-pt"));
+  await bia.click(".incoming [data-action=accept]");
+  // Bia shows online on Ana's list (her page's social feed is open).
+  await ana.locator(".friend-list li[data-online=yes]", { hasText: biaName }).waitFor({ timeout: STEP_MS });
+  shots.push(await screen(ana, "friends-desktop-en"));
+
+  // Private messages, each side's arriving live.
+  const hello = "Oi, Bia! Uma partida de dominó? <i>sem HTML</i>";
+  await ana.click(".friend-list [data-action=message]");
+  await ana.fill("#message-text", hello);
+  await ana.press("#message-text", "Enter");
+  await ana.locator(".messages.private .text", { hasText: "Oi, Bia!" }).waitFor({ timeout: STEP_MS });
+  await bia.locator("header [data-section=friends] .badge").waitFor({ timeout: STEP_MS });
+  await bia.locator(".friend-list [data-action=message]").waitFor({ timeout: STEP_MS });
+  await bia.click(".friend-list [data-action=message]");
+  const received = await bia.locator(".messages.private .text").first().innerText({ timeout: STEP_MS });
+  if (received !== hello) throw new Error(`Bia read "${received}", not the message as written`);
+  await bia.fill("#message-text", "Bora!");
+  await bia.press("#message-text", "Enter");
+  await ana.locator(".messages.private .text", { hasText: "Bora!" }).waitFor({ timeout: STEP_MS });
+  shots.push(await screen(ana, "messages-desktop-en"), await screen(bia, "messages-phone-pt"));
+
+  // A ranked Bozó duel found by matchmaking: ratings for the rankings and the profiles.
+  for (const page of [ana, bia]) {
+    await section(page, "play");
+    await page.selectOption("#game", "bozo");
+    await page.selectOption("#mode", "duel");
+    await page.check("#ranked");
+    await page.click("[data-action=find]");
+  }
+  for (const page of [ana, bia]) await page.waitForSelector(".match", { timeout: 60_000 });
+  let rankedActions = 0;
+  for (;;) {
+    const page = await mover([ana, bia]);
+    if (!page) break;
+    const scoring = await page.locator("button[data-box]").count();
+    await actAndWait(page, scoring ? "button[data-box] >> nth=0" : "[data-action=throw]");
+    rankedActions += 1;
+  }
+  for (const page of [ana, bia]) await page.waitForSelector("#result", { timeout: STEP_MS });
+
+  // Dominó: Ana opens a table with CPUs at her sides and invites Bia, who takes the seat opposite.
+  await section(ana, "play");
+  await ana.selectOption("#game", "domino");
+  await ana.check("#cpu-seat-1");
+  await ana.check("#cpu-seat-3");
+  await ana.click("[data-action=create]");
+  await ana.locator(".invite-friends [data-action=invite-friend]").click({ timeout: STEP_MS });
+  await ana.locator(".invite-friends [role=status]").waitFor({ timeout: STEP_MS });
+  shots.push(await screen(ana, "domino-invite-friend-desktop-en"));
+  await bia.locator(".invites-banner [data-action=accept-invite]").waitFor({ timeout: STEP_MS });
+  shots.push(await screen(bia, "invite-received-phone-pt"));
+  await bia.click(".invites-banner [data-action=accept-invite]");
+  await ana.locator(".seats li:nth-child(3) strong", { hasText: biaName }).waitFor({ timeout: STEP_MS });
+  // The last seat taken may start the match by itself; else the host does.
+  await ana.waitForSelector(".match, [data-action=start]:not([disabled])", { timeout: STEP_MS });
+  if (!(await ana.locator(".match").count())) await ana.click("[data-action=start]", { timeout: 2000 }).catch(() => undefined);
+  for (const page of [ana, bia]) await page.waitForSelector(".match", { timeout: STEP_MS });
+  const partners = await bia.locator(".scores").innerText();
+  if (!partners.includes(anaName)) throw new Error(`Bia's page does not show Ana as her partner: ${partners}`);
+  shots.push(await screen(bia, "domino-partners-phone-pt"));
+
+  // From the table chat: Ana reports one of Bia's messages, then blocks her.
+  await bia.fill("#chat-text", "mensagem para denunciar");
+  await bia.press("#chat-text", "Enter");
+  const reported = ana.locator(".chat .messages li", { hasText: "mensagem para denunciar" });
+  await reported.locator("[data-action=moderate]").click({ timeout: STEP_MS });
+  await reported.locator("input").fill("only a test");
+  shots.push(await screen(ana, "chat-report-desktop-en"));
+  await reported.locator("[data-action=report]").click();
+  await reported.locator(".moderated").waitFor({ timeout: STEP_MS });
+  await bia.fill("#chat-text", "e agora?");
+  await bia.press("#chat-text", "Enter");
+  const next = ana.locator(".chat .messages li", { hasText: "e agora?" });
+  await next.locator("[data-action=moderate]").click({ timeout: STEP_MS });
+  await next.locator("[data-action=block]").click();
+  await next.waitFor({ state: "detached", timeout: STEP_MS });
+  await section(ana, "friends");
+  await ana.locator(".blocked [data-action=unblock]").waitFor({ timeout: STEP_MS });
+  if (await ana.locator(".friend-list li", { hasText: biaName }).count()) throw new Error("a blocked user is still a friend");
+  shots.push(await screen(ana, "friends-blocked-desktop-en"));
+
+  // A Dudo tournament of two, one die each: announced, registered for, started, played, followed to its end.
+  const tour = await asAdmin("POST", "/v1/tournaments", {
+    name: `Copa ${stamp}`, game: "dudo", options: { dice_per_player: 1 },
+    format: "TOURNAMENT_FORMAT_SWISS", max_entrants: 2, table_size: 2,
+  });
+  const c = await context(browser, DESKTOP, PT);
+  const boss = await newPage(c, base);
+  await boss.fill("#username", process.env.ADMIN_USER);
+  await boss.fill("#password", process.env.ADMIN_PASSWORD);
+  await boss.click("[data-action=login]");
+  await boss.waitForSelector("#game", { timeout: STEP_MS });
+  await boss.goto(`${base}/?tournament=${tour.id}`);
+  for (const page of [ana, bia]) {
+    await section(page, "tournaments");
+    await page.locator(`[data-tournament="${tour.id}"] a`).click({ timeout: STEP_MS });
+    await page.locator("[data-action=register]").click({ timeout: STEP_MS });
+    await page.locator(".registered").waitFor({ timeout: STEP_MS });
+  }
+  shots.push(await screen(bia, "tournament-registered-phone-pt"));
+  await boss.locator(".entrants li:nth-child(2)").waitFor({ timeout: STEP_MS }); // live: both registrations
+  shots.push(await screen(boss, "tournament-admin-desktop-pt"));
+  await boss.click("[data-action=start-tournament]");
+  for (const page of [ana, bia]) await page.locator("[data-action=play-board]").click({ timeout: STEP_MS });
+  for (const page of [ana, bia]) await page.waitForSelector(".match", { timeout: STEP_MS });
+  let actions = await playDudo([ana, bia]);
+  shots.push(await screen(boss, "tournament-running-desktop-pt"));
+  await boss.locator(".tournament[data-status=TOURNAMENT_STATUS_FINISHED]").waitFor({ timeout: 60_000 });
+  const standings = await boss.locator(".standings tbody tr").evaluateAll((rows) => rows.map((r) => r.dataset.place));
+  if (standings.join() !== "1,2") throw new Error(`the final standings are ${standings}`);
+  shots.push(await screen(boss, "tournament-final-desktop-pt"));
+  for (const page of [ana, bia]) {
+    await section(page, "tournaments");
+    await page.locator(`[data-tournament="${tour.id}"] a`).click({ timeout: STEP_MS });
+    await page.locator(".tournament[data-status=TOURNAMENT_STATUS_FINISHED] .standings").waitFor({ timeout: STEP_MS });
+  }
+  shots.push(await screen(ana, "tournament-final-desktop-en"), await screen(bia, "tournament-final-phone-pt"));
+
+  // A knockout of two: its bracket, followed live to the winner.
+  const knockout = await asAdmin("POST", "/v1/tournaments", {
+    name: `Mata-mata ${stamp}`, game: "dudo", options: { dice_per_player: 1 },
+    format: "TOURNAMENT_FORMAT_SINGLE_ELIMINATION", max_entrants: 2, table_size: 2,
+  });
+  await boss.goto(`${base}/?tournament=${knockout.id}`);
+  for (const page of [ana, bia]) {
+    await page.goto(`${base}/?tournament=${knockout.id}`);
+    await page.locator("[data-action=register]").click({ timeout: STEP_MS });
+    await page.locator(".registered").waitFor({ timeout: STEP_MS });
+  }
+  await boss.locator(".entrants li:nth-child(2)").waitFor({ timeout: STEP_MS });
+  await boss.click("[data-action=start-tournament]");
+  for (const page of [ana, bia]) await page.locator("[data-action=play-board]").click({ timeout: STEP_MS });
+  for (const page of [ana, bia]) await page.waitForSelector(".match", { timeout: STEP_MS });
+  actions += await playDudo([ana, bia]);
+  await boss.locator(".tournament[data-status=TOURNAMENT_STATUS_FINISHED] .bracket .winner").waitFor({ timeout: 60_000 });
+  shots.push(await screen(boss, "tournament-bracket-desktop-pt"));
+  await bia.goto(`${base}/?tournament=${knockout.id}`);
+  await bia.locator(".tournament[data-status=TOURNAMENT_STATUS_FINISHED] .bracket .winner").waitFor({ timeout: STEP_MS });
+  shots.push(await screen(bia, "tournament-bracket-phone-pt"));
+
+  // A partnership game's tournament: Ana starts a team and gives Bia its code.
+  const duplas = await asAdmin("POST", "/v1/tournaments", {
+    name: `Duplas ${stamp}`, game: "domino", format: "TOURNAMENT_FORMAT_SWISS", max_entrants: 4,
+  });
+  await ana.goto(`${base}/?tournament=${duplas.id}`);
+  await ana.locator("[data-action=register]").click({ timeout: STEP_MS });
+  const code = await ana.locator("#team-code").innerText({ timeout: STEP_MS });
+  shots.push(await screen(ana, "tournament-team-code-desktop-en"));
+  await bia.goto(`${base}/?tournament=${duplas.id}`);
+  await bia.fill("#team-code-input", code);
+  await bia.locator("[data-action=register]").click({ timeout: STEP_MS });
+  await bia.locator(".registered").waitFor({ timeout: STEP_MS });
+  const team = await bia.locator(".entrants li").first().innerText({ timeout: STEP_MS });
+  if (!(team.includes(anaName) && team.includes(biaName))) throw new Error(`the team is "${team}"`);
+  shots.push(await screen(bia, "tournament-team-phone-pt"));
+
+  // The rankings (the ranked duel's two players, Bozó's duel listed first) and the profiles.
+  for (const page of [bia, ana]) {
+    await section(page, "leaderboards");
+    for (const name of [anaName, biaName]) {
+      await page.locator(".leaderboard tbody tr", { hasText: name }).waitFor({ timeout: STEP_MS });
+    }
+  }
+  shots.push(await screen(bia, "rankings-phone-pt"), await screen(ana, "rankings-desktop-en"));
+  // Bia's profile, from her name on the leaderboard; then Ana's own, the rating's history open.
+  await ana.locator(".leaderboard tbody a", { hasText: biaName }).click();
+  await ana.locator(".profile .match-list li").first().waitFor({ timeout: STEP_MS });
+  shots.push(await screen(ana, "profile-other-desktop-en"));
+  for (const page of [ana, bia]) {
+    await section(page, "profile");
+    await page.locator(".rating-list li button").first().click({ timeout: STEP_MS });
+    await page.locator(".rating-history li").first().waitFor({ timeout: STEP_MS });
+    await page.locator(".trophy-list li").first().waitFor({ timeout: STEP_MS });
+  }
+  shots.push(await screen(ana, "profile-desktop-en"), await screen(bia, "profile-phone-pt"));
+  for (const ctx of [a, b, c]) await ctx.close();
+  return { scenario: "community", actions: actions + rankedActions, tournament: tour.id, standings, screenshots: shots };
+}
+
+// One browser for every scenario; each prints its outcome (or its error) and
+// the requests its pages made outside the gateway, and the others still run.
 const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
 let failed = false;
 try {
   for (const name of scenarios) {
     const started = Date.now();
-    const outcome = await { yatzy, dudo, bozo, bozu_mekuri: bozuMekuri, domino, matchmaking, claim }[name](browser);
-    console.log(JSON.stringify({ ...outcome, seconds: (Date.now() - started) / 1000 }));
+    const before = foreign.length;
+    let outcome;
+    try {
+      outcome = await { yatzy, dudo, bozo, bozu_mekuri: bozuMekuri, domino, matchmaking, claim, community }[name](browser);
+    } catch (error) {
+      failed = true;
+      console.error(error);
+      outcome = { scenario: name, error: String(error?.stack ?? error) };
+      for (const ctx of browser.contexts()) await ctx.close().catch(() => undefined);
+    }
+    const outside = foreign.slice(before);
+    if (outside.length) failed = true;
+    console.log(JSON.stringify({ ...outcome, foreign: outside, seconds: (Date.now() - started) / 1000 }));
   }
-} catch (error) {
-  failed = true;
-  console.error(error);
 } finally {
   await browser.close();
-}
-if (foreign.length) {
-  console.error(`requests outside the gateway: ${JSON.stringify(foreign)}`);
-  failed = true;
 }
 process.exit(failed ? 1 : 0);

@@ -4,18 +4,26 @@
  * The table's id is in the URL (`?table=ID`), so a reload or a closed tab
  * comes back to the same seat; an invite link is `?invite=CODE`.
  *
- * Sections are listed once in SECTIONS: the community's screens (friends,
- * messages, tournaments, leaderboards, profile) slot in beside "Play" as
- * more routes with their own screens.
+ * Sections are listed once in SECTIONS: "Play", then the community —
+ * friends (and private messages), tournaments, leaderboards and leagues,
+ * one's profile — each a route in the URL (`?section=…`, `?tournament=ID`,
+ * `?profile=ID`, `?chat=ID`), then the rules. The social feed runs while an
+ * account is signed in; friends' table invitations show on every screen.
  */
 import { useEffect, useState } from "preact/hooks";
 import { ApiRefused } from "../api/client";
 import type { GameInfo } from "../api/types";
 import { LANGS, type Lang, lang, rulesUrl, setLang, t } from "./i18n";
+import { FriendsScreen, Invites } from "./screens/friends";
+import { LeaderboardsScreen } from "./screens/leaderboards";
 import { Lobby } from "./screens/lobby";
 import { Login } from "./screens/login";
+import { MessagesScreen } from "./screens/messages";
+import { ProfileScreen } from "./screens/profile";
 import { Queue, type Search } from "./screens/queue";
-import { client, errorText } from "./session";
+import { TournamentScreen, TournamentsScreen } from "./screens/tournaments";
+import { client, errorText, gameTitles } from "./session";
+import { social, useSocial } from "./social";
 import { TableScreen } from "./table/table";
 import { ErrorNote } from "./ui/parts";
 
@@ -23,7 +31,13 @@ export type Route =
   | { name: "login" }
   | { name: "lobby"; error?: string }
   | { name: "queue"; search: Search }
-  | { name: "table"; tableId: string };
+  | { name: "table"; tableId: string }
+  | { name: "friends" }
+  | { name: "messages"; userId: string; userName: string }
+  | { name: "tournaments" }
+  | { name: "tournament"; tournamentId: string }
+  | { name: "leaderboards" }
+  | { name: "profile"; userId: string; userName: string };
 
 export type Go = (route: Route) => void;
 
@@ -33,11 +47,34 @@ function setUrl(params: Record<string, string>): void {
   history.replaceState(null, "", url);
 }
 
-/** Where the page starts: a table or an invite in the URL, else the lobby. */
+/** A route's place in the URL, so that a reload (or a shared link) comes back to it. */
+function urlOf(route: Route): Record<string, string> {
+  switch (route.name) {
+    case "table": return { table: route.tableId };
+    case "tournament": return { tournament: route.tournamentId };
+    case "messages": return { chat: route.userId, name: route.userName };
+    case "profile": return { profile: route.userId, name: route.userName };
+    case "friends": case "tournaments": case "leaderboards": return { section: route.name };
+    default: return {};
+  }
+}
+
+/** Where the page starts: the route in the URL (a table, a tournament, …), else the lobby. */
 function firstRoute(): Route {
   if (!client.user) return { name: "login" };
-  const tableId = new URLSearchParams(location.search).get("table");
-  return tableId ? { name: "table", tableId } : { name: "lobby" };
+  const query = new URLSearchParams(location.search);
+  const tableId = query.get("table");
+  const tournamentId = query.get("tournament");
+  const chat = query.get("chat");
+  const profile = query.get("profile");
+  const name = query.get("name") ?? "";
+  const section = query.get("section");
+  if (tableId) return { name: "table", tableId };
+  if (tournamentId) return { name: "tournament", tournamentId };
+  if (chat) return { name: "messages", userId: chat, userName: name };
+  if (profile) return { name: "profile", userId: profile, userName: name };
+  if (section === "friends" || section === "tournaments" || section === "leaderboards") return { name: section };
+  return { name: "lobby" };
 }
 
 export function App({ initialLang }: { initialLang: Lang }) {
@@ -46,15 +83,26 @@ export function App({ initialLang }: { initialLang: Lang }) {
   const [games, setGames] = useState<GameInfo[] | null>(null);
   const [failure, setFailure] = useState<string | null>(null);
 
+  const { invites, unreadTotal } = useSocial();
+
   const go: Go = (next) => {
-    if (next.name === "table") setUrl({ table: next.tableId });
-    else if (next.name !== "login" || route.name === "table") setUrl({});
+    if (next.name !== "login" || route.name !== "lobby") setUrl(urlOf(next));
     setRoute(next);
+    window.scrollTo(0, 0);
   };
 
   useEffect(() => {
-    client.games().then(setGames, (error: unknown) => setFailure(errorText(error)));
+    client.games().then((found) => {
+      for (const game of found) gameTitles.set(game.name, game.title);
+      setGames(found);
+    }, (error: unknown) => setFailure(errorText(error)));
   }, []);
+
+  // The social feed follows whoever is signed in (none for guests).
+  useEffect(() => {
+    if (route.name === "login") social.stop();
+    else social.start();
+  }, [route.name === "login", client.user?.id]);
 
   // An invite link: join once signed in, then sit at the table.
   const invite = new URLSearchParams(location.search).get("invite");
@@ -82,6 +130,7 @@ export function App({ initialLang }: { initialLang: Lang }) {
     setLanguage(next);
   };
   const logOut = () => {
+    social.stop();
     client.logOut();
     go({ name: "login" });
   };
@@ -93,6 +142,12 @@ export function App({ initialLang }: { initialLang: Lang }) {
   else if (!games) screen = failure ? <ErrorNote error={failure} /> : <p>{t.loading}</p>;
   else if (route.name === "table") screen = <TableScreen key={route.tableId} tableId={route.tableId} games={games} go={go} />;
   else if (route.name === "queue") screen = <Queue search={route.search} games={games} go={go} />;
+  else if (route.name === "friends") screen = <FriendsScreen go={go} />;
+  else if (route.name === "messages") screen = <MessagesScreen key={route.userId} userId={route.userId} userName={route.userName} go={go} />;
+  else if (route.name === "tournaments") screen = <TournamentsScreen go={go} />;
+  else if (route.name === "tournament") screen = <TournamentScreen key={route.tournamentId} tournamentId={route.tournamentId} go={go} />;
+  else if (route.name === "leaderboards") screen = <LeaderboardsScreen games={games} go={go} />;
+  else if (route.name === "profile") screen = <ProfileScreen key={route.userId} userId={route.userId} userName={route.userName} go={go} />;
   else if (waitingForInvite) screen = <p>{t.loading}</p>;
   else screen = <Lobby games={games} go={go} error={route.error} />;
 
@@ -102,16 +157,21 @@ export function App({ initialLang }: { initialLang: Lang }) {
         <p class="brand"><a href="/">{t.appName}</a></p>
         <nav aria-label={t.nav.label}>
           <ul>
-            {SECTIONS.map((section) => (
-              <li>
-                {section.href
-                  ? <a href={section.href()}>{section.label()}</a>
-                  : <a href="/" aria-current={route.name !== "login" && route.name !== "table" ? "page" : undefined}
-                      onClick={(event) => { event.preventDefault(); if (user) go({ name: "lobby" }); }}>
-                      {section.label()}
-                    </a>}
-              </li>
-            ))}
+            {SECTIONS.filter((section) => user || !section.route).map((section) => {
+              const target = section.route?.();
+              const current = target && sectionOf(route) === target.name;
+              const waiting = section.id === "friends" ? invites.length + unreadTotal : 0;
+              return (
+                <li>
+                  <a href={target ? `/?${new URLSearchParams(urlOf(target))}` : section.href?.()} data-section={section.id}
+                    aria-current={current ? "page" : undefined}
+                    onClick={target ? (event) => { event.preventDefault(); go(target); } : undefined}>
+                    {section.label()}
+                    {waiting ? <span class="badge" aria-label={t.nav.waiting(waiting)}>{waiting}</span> : null}
+                  </a>
+                </li>
+              );
+            })}
           </ul>
         </nav>
         <div class="account">
@@ -130,13 +190,35 @@ export function App({ initialLang }: { initialLang: Lang }) {
           ) : null}
         </div>
       </header>
-      <main id="app">{screen}</main>
+      <main id="app">
+        {user && route.name !== "login" ? <Invites go={go} /> : null}
+        {screen}
+      </main>
     </div>
   );
 }
 
-/** The site's sections: a route of the page, or a page of the site. */
-const SECTIONS: { label: () => string; href?: () => string }[] = [
-  { label: () => t.nav.play },
-  { label: () => t.nav.rules, href: () => rulesUrl() },
+/** The section a route belongs to (a tournament to the tournaments, messages to the friends). */
+function sectionOf(route: Route): Route["name"] {
+  switch (route.name) {
+    case "queue": case "lobby": return "lobby";
+    case "tournament": return "tournaments";
+    case "messages": return "friends";
+    case "profile": return route.userId === client.user?.id ? "profile" : "leaderboards";
+    default: return route.name;
+  }
+}
+
+/** The site's sections: a route of the page (signed in), or a page of the site. */
+const SECTIONS: { id: string; label: () => string; route?: () => Route; href?: () => string }[] = [
+  { id: "play", label: () => t.nav.play, route: () => ({ name: "lobby" }) },
+  { id: "friends", label: () => t.nav.friends, route: () => ({ name: "friends" }) },
+  { id: "tournaments", label: () => t.nav.tournaments, route: () => ({ name: "tournaments" }) },
+  { id: "leaderboards", label: () => t.nav.leaderboards, route: () => ({ name: "leaderboards" }) },
+  {
+    id: "profile",
+    label: () => t.nav.profile,
+    route: () => ({ name: "profile", userId: client.user?.id ?? "", userName: client.user?.name ?? "" }),
+  },
+  { id: "rules", label: () => t.nav.rules, href: () => rulesUrl() },
 ];

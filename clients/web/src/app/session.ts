@@ -31,3 +31,10 @@ export function errorText(error: unknown): string {
 export function isGuest(): boolean {
   return client.user?.role === "guest";
 }
+
+/** The games' titles by name, as the gateway describes them (set once the games are loaded). */
+export const gameTitles = new Map<string, string>();
+
+export function gameTitle(game: string): string {
+  return gameTitles.get(game) ?? game;
+}

@@ -67,7 +67,7 @@ export function ScoreCard({ boxes, label, columns, sums, onScore, busy }: {
                   <td class="preview">
                     {column.playable ? (
                       <button type="button" data-box={box} disabled={busy} onClick={() => onScore(box)}
-                        aria-label={t.scorecard.scoreFor(label(box), preview.points) + (preview.note ? `, ${preview.note}` : "")}>
+                        aria-label={t.scorecard.scoreFor(label(box), preview.points) + (preview.note ? `: ${text}` : "")}>
                         {text}
                       </button>
                     ) : <span class="muted">{t.scorecard.preview(preview.points)}</span>}

@@ -11,6 +11,7 @@ import type { Go } from "../app";
 import { GAMES } from "../games";
 import { type Board, type GameEvent, gameEvent } from "../games/types";
 import { lang, rulesUrl, t } from "../i18n";
+import { InviteFriends } from "../screens/friends";
 import { modeLabel } from "../screens/lobby";
 import { client, errorText } from "../session";
 import { ErrorNote, useAction } from "../ui/parts";
@@ -214,6 +215,7 @@ function TableLobby({ table, me, leave, takeSnapshot }: {
           </button>
         ) : null}
       </div>
+      {mine && table.status === "open" && seated < table.seats ? <InviteFriends table={table} /> : null}
       <p id="start-hint" class="muted">{host ? (seated < table.seats ? t.table.startHint : "") : t.table.waitForHost}</p>
       <ErrorNote error={action.error} />
     </section>
