@@ -33,10 +33,6 @@ async def serve(settings: GatewaySettings) -> None:
         host=settings.gateway_host,
         port=settings.gateway_port,
         log_config=None,  # our JSON logs
-        # No line per request: the request metrics (by method, route and
-        # status) say the same for a fraction of the cost (a log record per
-        # move was 5 % of the gateway's CPU on the web path, py-spy).
-        access_log=False,
         proxy_headers=True,
         ws_ping_interval=settings.feed_ping_seconds,
         ws_ping_timeout=settings.feed_ping_seconds,
