@@ -17,15 +17,21 @@ JSON = {"content-type": "application/json"}
 
 
 @pytest.fixture(scope="module")
-def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     with Stack(tmp_path_factory.mktemp("fast"), games=["yatzy"]) as stack:
-        yield stack.gateway()
+        stack.gateway()
+        yield stack
 
 
-def requests_counted(client: httpx.Client, method: str, route: str, status: str) -> float:
-    """rodada_http_requests_total{method, route, status} as /metrics says."""
+@pytest.fixture(scope="module")
+def gateway(stack: Stack) -> str:
+    return stack.gateway()
+
+
+def requests_counted(stack: Stack, method: str, route: str, status: str) -> float:
+    """rodada_http_requests_total{method, route, status} as the gateway's metrics say."""
     wanted = {"method": f'"{method}"', "route": f'"{route}"', "status": f'"{status}"'}
-    for line in client.get("/metrics").text.splitlines():
+    for line in httpx.get(stack.gateway_metrics_url(), timeout=10).text.splitlines():
         if line.startswith("rodada_http_requests_total{"):
             sample, _, value = line.rpartition(" ")
             labels = dict(part.split("=", 1) for part in sample[sample.index("{") + 1 : -1].split(","))
@@ -34,19 +40,19 @@ def requests_counted(client: httpx.Client, method: str, route: str, status: str)
     return 0.0
 
 
-def test_an_operation_answers_a_browser_with_cors_headers_and_is_measured(gateway: str) -> None:
+def test_an_operation_answers_a_browser_with_cors_headers_and_is_measured(stack: Stack, gateway: str) -> None:
     with httpx.Client(base_url=gateway, timeout=10) as client:
-        before = requests_counted(client, "POST", "/v1/auth/guest", "201")
+        before = requests_counted(stack, "POST", "/v1/auth/guest", "201")
         reply = client.post("/v1/auth/guest", json={"name": "ana"}, headers={"origin": ORIGIN})
         assert reply.status_code == 201, reply.text
         assert reply.headers["access-control-allow-origin"] == ORIGIN
         assert "x-request-id" in reply.headers["access-control-expose-headers"]
-        assert requests_counted(client, "POST", "/v1/auth/guest", "201") == before + 1
+        assert requests_counted(stack, "POST", "/v1/auth/guest", "201") == before + 1
         token = reply.json()["access_token"]
         # A path parameter, a refusal and its metrics' route template.
         missing = client.get("/v1/tables/nope/view", headers={"authorization": f"Bearer {token}"})
         assert missing.status_code == 404 and missing.json()["error"]["code"]
-        assert requests_counted(client, "GET", "/v1/tables/{table_id}/view", "404") >= 1
+        assert requests_counted(stack, "GET", "/v1/tables/{table_id}/view", "404") >= 1
 
 
 def test_a_foreign_origin_gets_no_cors_grant_and_a_preflight_is_answered(gateway: str) -> None:
