@@ -145,7 +145,7 @@ async def play_tournament(
 
 async def make_admin(http: httpx.AsyncClient, stack: Stack) -> Player:
     """An account granted the admin role with the operator's tool, logged in again."""
-    account = await register(http, "admin")
+    account = await register(http, "director")
     done = subprocess.run(
         [sys.executable, "-m", "tools.admin", "grant", account.name],
         env={**os.environ, "REDIS_URL": stack.redis_url},
