@@ -1,4 +1,5 @@
-"""``python -m gateway``: serve the HTTP API (uvicorn) and the gRPC face.
+"""``python -m gateway``: serve the HTTP API (uvicorn) and the gRPC face,
+and the Prometheus metrics on METRICS_PORT.
 
 On SIGTERM the replica drains: readiness (/healthz) fails at once, so load
 balancers stop sending; after half of DRAIN_SECONDS the feeds are told to
@@ -13,8 +14,9 @@ import contextlib
 import signal
 
 import uvicorn
+from prometheus_client import start_http_server
 
-from gateway.app import create_app
+from gateway.app import FastPath, create_app
 from gateway.settings import GatewaySettings
 from gateway.sockets import FeedSockets
 from services.kit import logs, tracing
@@ -22,8 +24,12 @@ from services.kit import logs, tracing
 
 async def serve(settings: GatewaySettings) -> None:
     app = create_app(settings)
+    if settings.metrics_port:
+        # Its own port, as the game services: the API port is public behind
+        # the ingress, the metrics are for Prometheus only.
+        start_http_server(settings.metrics_port, settings.gateway_host)
     config = uvicorn.Config(
-        FeedSockets(app),
+        FeedSockets(FastPath(app, settings)),
         host=settings.gateway_host,
         port=settings.gateway_port,
         log_config=None,  # our JSON logs

@@ -11,6 +11,7 @@ import asyncio
 import re
 import secrets
 import time
+import unicodedata
 from typing import cast
 
 import grpc
@@ -23,9 +24,51 @@ from services.kit.store import RedisClient
 from services.kit.tokens import Identity
 
 USERNAME = re.compile(r"^[A-Za-z0-9_.-]{3,24}$")
+GUEST_PREFIX = "g_"  # a guest's user id starts with it; an account's with "u_"
+# Names that would pass for staff (or for us): refused as a name or as its
+# start or end, whatever the case, accents, spacing and punctuation.
+RESERVED_NAMES = (
+    "admin",
+    "administrador",
+    "administrator",
+    "moderador",
+    "moderator",
+    "mod",
+    "rodada",
+    "staff",
+    "suporte",
+    "support",
+    "sistema",
+    "system",
+)
 MIN_PASSWORD, MAX_PASSWORD = 8, 128
-# Roles an account may hold (guests are "guest"): admins also announce tournaments.
-ROLES = ("user", "admin")
+# Roles an account may hold (guests are "guest"): admins also announce
+# tournaments and grant the moderator role; moderators and admins moderate.
+ROLES = ("user", "moderator", "admin")
+
+
+def is_guest(user_id: str) -> bool:
+    return user_id.startswith(GUEST_PREFIX)
+
+
+def _folded(name: str) -> str:
+    """A name as it reads: no accents, no case, letters and digits only."""
+    decomposed = unicodedata.normalize("NFKD", name)
+    return "".join(c for c in decomposed if c.isalnum() and not unicodedata.combining(c)).casefold()
+
+
+def impersonates_staff(name: str) -> bool:
+    """ "Moderator", "ADMIN_ana", "Ródada" and "mod" read as staff; "badminton"
+    and "modesto" do not ("mod" only as the whole name)."""
+    folded = _folded(name)
+    if folded == "mod":
+        return True
+    return any(folded.startswith(word) or folded.endswith(word) for word in RESERVED_NAMES if word != "mod")
+
+
+def _check_name(name: str) -> None:
+    if impersonates_staff(name):
+        raise invalid("reserved_name", f"{name!r} reads as a staff name; choose another")
 
 
 def _bad_credentials() -> Refused:
@@ -45,6 +88,7 @@ class Accounts:
             raise invalid("invalid_username", "username: 3-24 characters of letters, digits, _ . -")
         if not MIN_PASSWORD <= len(password) <= MAX_PASSWORD:
             raise invalid("invalid_password", f"password: {MIN_PASSWORD}-{MAX_PASSWORD} characters")
+        _check_name(username)
         user_id = "u_" + secrets.token_hex(8)
         if not await self.redis.set(keys.username(username), user_id, nx=True):
             raise Refused(grpc.StatusCode.ALREADY_EXISTS, "username_taken", "that username is taken")
@@ -93,7 +137,17 @@ class Accounts:
         return user_id
 
     async def guest(self, name: str | None) -> Identity:
-        user_id = "g_" + secrets.token_hex(8)
+        """A guest, under ``name`` if it is a good one: not a staff name, and
+        not an account's (a guest may not pass for someone with one)."""
+        user_id = GUEST_PREFIX + secrets.token_hex(8)
+        if name and USERNAME.match(name):
+            _check_name(name)
+            if await self.redis.exists(keys.username(name)):
+                raise Refused(
+                    grpc.StatusCode.ALREADY_EXISTS,
+                    "username_taken",
+                    "an account has that name; choose another",
+                )
         display = name if name and USERNAME.match(name) else f"guest-{user_id[2:8]}"
         await self.redis.hset(
             keys.user(user_id), mapping={"name": display, "role": "guest", "created_at": time.time()}

@@ -203,9 +203,9 @@ class Feeds:
         self.games = games
         self.matches = matches
         self.connections = connections
-        # Which table chat each feed may carry (gateway/social/chat.py), set
-        # by the Platform.
-        self.chat_sight: Callable[[str, bool, set[str]], Any] | None = None
+        # Which table chat each feed may carry (gateway/social/sights.py), set
+        # by the Platform: (user, seated, blocked) -> (the sight, forget it).
+        self.chat_sight: Callable[[str, bool, set[str]], tuple[Any, Callable[[], None]]] | None = None
 
     async def open(
         self,
@@ -237,19 +237,23 @@ class Feeds:
             return self.tables.message(record, user, last)
 
         connection, comeback, blocked = await self.connections.open(user, table_id, seated)
+        forget: Callable[[], None] = lambda: None  # noqa: E731
         if self.chat_sight is not None:
-            sink = self.chat_sight(user, seated, blocked).wrap(sink)
+            sight, forget = self.chat_sight(user, seated, blocked)
+            sink = sight.wrap(sink)
         try:
             if comeback:
                 await self._notify(table_id, table, user, "RECONNECTED")
             listener = await self.hub.open(table_id, after_event_id, viewer, current, sink, stop)
         except BaseException:
+            forget()
             await asyncio.shield(self._release(connection, table_id, user, seated))
             raise
         metrics.FEEDS_OPEN.inc()
 
         async def close() -> None:
             metrics.FEEDS_OPEN.dec()
+            forget()
             self.hub.release(table_id, listener)
             await asyncio.shield(self._release(connection, table_id, user, seated))
 

@@ -17,6 +17,8 @@ from gateway.feeds import Connections, Feeds
 from gateway.games import Games
 from gateway.matches import MatchClient
 from gateway.matchmaking.queues import Matchmaking
+from gateway.moderation.bans import Bans
+from gateway.moderation.moderation import Moderation
 from gateway.play import Play
 from gateway.results import Results
 from gateway.sessions import Sessions
@@ -44,13 +46,24 @@ class Platform:
         self.matches = MatchClient(self.sessions.platform_token, settings.rpc_timeout_seconds)
         self.store = MatchStore(self.raw, settings.table_ttl_seconds)
         self.hub = FeedHub(self.raw, self.store)
-        self.tables = Tables(self.store, self.games, self.matches, settings.invite_ttl_seconds)
+        self.tables = Tables(
+            self.store,
+            self.games,
+            self.matches,
+            settings.invite_ttl_seconds,
+            settings.open_tables_per_user,
+            settings.table_ttl_seconds,
+        )
         self.connections = Connections(self.raw, settings.max_feeds_per_user)
         self.feeds = Feeds(self.hub, self.store, self.tables, self.games, self.matches, self.connections)
         self.social = Social(
             self.redis, self.raw, self.store, self.tables, self.sessions, self.connections, settings
         )
         self.feeds.chat_sight = self.social.sight
+        self.bans = Bans(self.redis)
+        self.sessions.verifier.banned = self.bans
+        self.moderation = Moderation(self.redis, self.raw, self.bans)
+        self.social.chat.moderation = self.moderation
         self.play = Play(self.tables, self.games, self.matches, self.connections)
         self.results = Results(self.redis, self.games)
         self.standings = Standings(self.redis, self.games)
@@ -74,6 +87,7 @@ class Platform:
     async def start(self) -> None:
         self.store.publish = await publish_command(self.raw, self.settings.redis_cluster)
         await self.social.start(self.store.publish)
+        await self.bans.start()
         await self.games.start(DESCRIBE_WAIT_SECONDS)
         loops: list[Coroutine[Any, Any, None]] = [
             self.matchmaking.run(),
@@ -101,6 +115,7 @@ class Platform:
                 await task  # the matcher releases the lease it holds
         await self.hub.close()
         await self.social.close()
+        await self.bans.close()
         await self.games.close()
         await self.redis.aclose()
         await self.raw.aclose()

@@ -10,7 +10,7 @@ from gateway.feeds import Connections
 from gateway.games import GameClient, Games
 from gateway.matches import Caller, MatchClient
 from gateway.tables import PLAYING, Record, Tables
-from services.kit.errors import conflict
+from services.kit.errors import conflict, not_found
 
 PLAYING_CACHE_SIZE = 100_000
 
@@ -72,7 +72,13 @@ class Play:
         game = self.games.get(table["game"])
         return None, await self.matches.leave(game, table_id, caller)
 
-    async def presence(self, table_id: str) -> list[str]:
+    async def presence(self, viewer: str, table_id: str) -> list[str]:
+        """Which seated players have the table's feed open. An open table's
+        presence is anyone's to see; a private table's only its seated
+        players', and to anyone else it does not exist (the same refusal as
+        for no table, so an outsider learns nothing by trying ids)."""
         table = await self.tables.get(table_id)
         users = [p["user_id"] for p in table["players"] if p and p.get("user_id")]
+        if not table["open"] and viewer not in users:
+            raise not_found("table_not_found", f"no table {table_id!r}")
         return await self.connections.connected(table_id, users)

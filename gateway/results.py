@@ -163,7 +163,12 @@ class Results:
                 ranked=ranked,
                 finished_at=result["finished_at"],
                 players=[
-                    platform_pb2.TablePlayer(user_id=s["user_id"], name=s["display_name"], cpu=s["cpu"])
+                    platform_pb2.TablePlayer(
+                        user_id=s["user_id"],
+                        name=s["display_name"],
+                        cpu=s["cpu"],
+                        guest=s.get("guest", False),
+                    )
                     for s in seats
                 ],
             )

@@ -7,16 +7,18 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Container
+from typing import Any
 
 import grpc
 from rodada.platform.v1 import platform_pb2
 
 from gateway import metrics
-from gateway.accounts import Accounts
+from gateway.accounts import Accounts, is_guest
 from gateway.matches import Caller
 from gateway.settings import GatewaySettings
 from services.kit import keys
-from services.kit.errors import Refused, unauthenticated
+from services.kit.errors import Refused, permission_denied, unauthenticated
 from services.kit.limits import Limit, RateLimited, RateLimiter
 from services.kit.server import public_keys, reload_keys
 from services.kit.store import RedisClient
@@ -32,6 +34,27 @@ PLATFORM = Identity("platform:gateway", "gateway", "platform")
 _PLATFORM_TOKEN_SECONDS = 600
 
 
+class _Verifier(TokenVerifier):
+    """Tokens as the kit checks them, and a banned user's refused at once
+    (their tokens live on until they expire; gateway/moderation/bans.py)."""
+
+    def __init__(self, public_keys: list[Any]) -> None:
+        super().__init__(public_keys)
+        self.banned: Container[str] = ()
+
+    def verify(self, token: str, kind: str = "access") -> Identity:
+        identity = super().verify(token, kind)
+        if identity.user_id in self.banned:
+            raise TokenError("this account is banned")
+        return identity
+
+    def refresh_claims(self, token: str) -> tuple[Identity, str]:
+        identity, jti = super().refresh_claims(token)
+        if identity.user_id in self.banned:
+            raise TokenError("this account is banned")
+        return identity, jti
+
+
 class Sessions:
     def __init__(self, redis: RedisClient, settings: GatewaySettings) -> None:
         self.redis = redis
@@ -39,7 +62,7 @@ class Sessions:
         key = load_or_create_signing_key(settings.rodada_keys_dir, settings.jwt_private_key)
         self.signer = TokenSigner(key)
         # The signing key, and the previous one after a rotation.
-        self.verifier = TokenVerifier([key.public_key(), *public_keys(settings)])
+        self.verifier = _Verifier([key.public_key(), *public_keys(settings)])
         self.accounts = Accounts(redis)
         self.limiter = RateLimiter(redis)
         self._platform_token = ("", 0.0)
@@ -60,9 +83,14 @@ class Sessions:
         except TokenError as exc:
             raise unauthenticated(str(exc)) from None
 
-    async def limit(self, limit: Limit, subject: str) -> None:
+    async def limit(self, limit: Limit, subject: str, bucket: bool = False) -> None:
+        """Count one request of ``subject`` against ``limit`` (a sliding
+        window; with ``bucket``, a token bucket); refuse it past the limit."""
         try:
-            await self.limiter.hit(limit, subject)
+            if bucket:
+                await self.limiter.take(limit, subject)
+            else:
+                await self.limiter.hit(limit, subject)
         except RateLimited as limited:
             metrics.RATE_LIMITED.labels(limit.name).inc()
             raise Refused(
@@ -93,7 +121,10 @@ class Sessions:
     async def login(self, username: str, password: str, client: str) -> platform_pb2.Session:
         await self.limit(self.settings.auth_per_client, client)
         await self.limit(self.settings.login_per_username, username.lower())
-        return await self.session(await self.accounts.login(username, password))
+        identity = await self.accounts.login(username, password)
+        if identity.user_id in self.verifier.banned:
+            raise permission_denied("banned", "this account is banned")
+        return await self.session(identity)
 
     async def guest(self, name: str | None, client: str) -> platform_pb2.Session:
         await self.limit(self.settings.auth_per_client, client)
@@ -116,4 +147,6 @@ class Sessions:
 
 
 def user_message(identity: Identity) -> platform_pb2.User:
-    return platform_pb2.User(id=identity.user_id, name=identity.name, role=identity.role)
+    return platform_pb2.User(
+        id=identity.user_id, name=identity.name, role=identity.role, guest=is_guest(identity.user_id)
+    )

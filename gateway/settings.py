@@ -16,6 +16,9 @@ class GatewaySettings(CommonSettings):
     gateway_host: str = "127.0.0.1"
     gateway_port: int = 8000
     platform_grpc_port: int = 50050  # the platform's gRPC face for mobile apps
+    # Prometheus /metrics on a port of its own (as the game services), not on
+    # the API port the ingress publishes; 0 = not served.
+    metrics_port: int = 9100
     # The games: ``name=host:port`` each, comma-separated. The launcher, the
     # tests' stack and the Kubernetes ConfigMap set it; everything else about
     # a game the gateway learns from the game's Describe. Calls are spread
@@ -45,7 +48,13 @@ class GatewaySettings(CommonSettings):
     )
     cors_origins: str = "http://localhost:5173,http://127.0.0.1:5173"  # comma-separated; * = any
     # Friends and chat (gateway/social/).
-    chat_limit: str = "10/10"  # chat messages per user (private and table together)
+    chat_limit: str = "10/10"  # chat messages per user (private and table together), in any 10 s
+    # Token buckets per user: <count>/<seconds> is a burst of count, then
+    # count per seconds (services/kit/limits.py); 0 = no limit.
+    friend_request_limit: str = "10/600"  # friend requests sent
+    table_invite_limit: str = "20/600"  # friends invited to tables
+    report_limit: str = "10/600"  # chat messages reported
+    open_tables_per_user: int = 5  # open tables (not started) a user may host at once; 0 = no limit
     chat_max_length: int = 500  # characters per message
     chat_history_length: int = 200  # messages kept per conversation and table channel
     chat_history_ttl_seconds: int = 7 * 24 * 3600  # kept this long after the last message
@@ -72,6 +81,18 @@ class GatewaySettings(CommonSettings):
     @property
     def chat_per_user(self) -> Limit:
         return Limit.parse("chat", self.chat_limit)
+
+    @property
+    def friend_requests_per_user(self) -> Limit:
+        return Limit.parse("friend_requests", self.friend_request_limit)
+
+    @property
+    def table_invites_per_user(self) -> Limit:
+        return Limit.parse("table_invites", self.table_invite_limit)
+
+    @property
+    def reports_per_user(self) -> Limit:
+        return Limit.parse("reports", self.report_limit)
 
 
 class MatchmakingSettings(BaseSettings):

@@ -33,11 +33,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import re
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import grpc
 import orjson
 from google.protobuf.message import Message
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -48,14 +50,15 @@ from gateway.matches import Caller
 from gateway.matchmaking.queues import ticket_update
 from gateway.platform import Platform
 from gateway.protojson import message_json
-from services.kit import tracing
-from services.kit.errors import Refused, invalid, unauthenticated, unavailable
+from services.kit import guard, tracing
+from services.kit.errors import Refused, invalid, permission_denied, unauthenticated, unavailable
 from services.kit.feeds import Item
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
 
 T = TypeVar("T")
+log = logging.getLogger("rodada.gateway.feeds")
 CLOSE_FINISHED, CLOSE_DRAINING, CLOSE_LAGGING = 1000, 1012, 1013
 MAX_OUTGOING = 1_000  # items waiting to be sent; a client this far behind is let go ("lagging")
 
@@ -205,23 +208,36 @@ async def serve(
     metrics.WS_CONNECTIONS.inc()
     out = Outgoing(send)
     close: Close | None = None
+    unwatch: Callable[[], None] | None = None
     with contextlib.ExitStack() as span:
         try:
             hello = await _hello(receive, p.settings.ws_auth_timeout_seconds)
             span.enter_context(tracing.feed_span(name, upgrade, hello))
             caller = p.sessions.caller(hello["token"])
+            unwatch = p.bans.watch(
+                caller.user_id, lambda: out.refuse(permission_denied("banned", "this account is banned"))
+            )
             close = await opener(p, key, caller, hello, out)
             del hello  # an idle feed keeps nothing it does not need
             await _listen(receive, out)
-        except Refused as refusal:
-            out.refuse(refusal)
-            await _wait_sent(out)
         except ConnectionError:
             return
+        except Exception as error:  # a refusal, Redis unavailable (4503), or a bug (4500, logged)
+            out.refuse(_refusal(error))
+            await _wait_sent(out)
         finally:
             metrics.WS_CONNECTIONS.dec()
+            if unwatch is not None:
+                unwatch()
             if close is not None:
                 await close()
+
+
+def _refusal(error: Exception) -> Refused:
+    refusal = guard.as_refusal(error)
+    if refusal.code == grpc.StatusCode.INTERNAL:
+        log.error("a feed failed", exc_info=error)
+    return refusal
 
 
 async def _wait_sent(out: Outgoing) -> None:
@@ -252,8 +268,8 @@ async def _pump(
             if more:
                 async for item in items:
                     out.text(text(item))
-        except Refused as refusal:
-            out.refuse(refusal)
+        except Exception as error:
+            out.refuse(_refusal(error))
             return
         if end is not None:
             out.text(orjson.dumps({"end": {"reason": end}}).decode())

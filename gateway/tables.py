@@ -21,11 +21,12 @@ Invites (``invite:<code>``, with a TTL) and the open-table lists
 
 from __future__ import annotations
 
+import math
 import secrets
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import grpc
 import orjson
@@ -33,6 +34,7 @@ from google.protobuf import any_pb2, json_format
 from rodada.common.v1 import match_pb2
 from rodada.platform.v1 import platform_pb2
 
+from gateway.accounts import is_guest
 from gateway.games import GameClient, Games
 from gateway.matches import MatchClient
 from services.kit import keys
@@ -93,12 +95,16 @@ class Tables:
         games: Games,
         matches: MatchClient,
         invite_ttl: int,
+        open_per_user: int = 0,
+        table_ttl: int = 24 * 3600,
     ) -> None:
         self.store = store
         self.redis = store.redis
         self.games = games
         self.matches = matches
         self.invite_ttl = invite_ttl
+        self.open_per_user = open_per_user  # tables a user may have open at once; 0 = any number
+        self.table_ttl = table_ttl
 
     # -- reading ----------------------------------------------------------------
 
@@ -122,7 +128,10 @@ class Tables:
             seats=table["seats"],
             players=[
                 platform_pb2.TablePlayer(
-                    user_id=p.get("user_id", ""), name=p["name"], cpu=p.get("cpu", False)
+                    user_id=p.get("user_id", ""),
+                    name=p["name"],
+                    cpu=p.get("cpu", False),
+                    guest=is_guest(p.get("user_id", "")),
                 )
                 if p
                 else platform_pb2.TablePlayer()
@@ -146,19 +155,46 @@ class Tables:
                 message.invite_code = next((i["code"] for i in live if not i["team"]), "")
         return message
 
-    async def open_tables(self, game: GameClient) -> list[Record]:
-        """A game's open tables that still have a free seat, oldest first."""
-        ids = sorted(await self.redis.smembers(keys.open_tables(game.name)))
-        tables = []
-        for raw_id in ids:
-            table_id = raw_id.decode() if isinstance(raw_id, bytes) else raw_id
-            stored = await self.store.load(table_id, "tv", "table")
-            if stored is None:
-                await self.redis.srem(keys.open_tables(game.name), table_id)
-                continue
-            if stored.doc["status"] == OPEN and None in stored.doc["players"]:
-                tables.append(stored.doc)
-        return sorted(tables, key=lambda t: t["created_at"])
+    async def open_tables(
+        self, game: GameClient, page_size: int = 20, page_token: str = ""
+    ) -> tuple[list[Record], str]:
+        """One page of a game's open tables that still have a free seat,
+        oldest first, and the next page's token ("" after the last). The
+        token is the last table's (creation time, id): the list's own order,
+        so tables starting or going away between pages shift nothing. Tables
+        gone (expired) or abandoned (nobody sits at them any more) are
+        dropped from the list as they are met."""
+        key = keys.open_tables(game.name)
+        after = _page_token(page_token)
+        low = repr(after[0]) if after else "-inf"
+        tables: list[Record] = []
+        dropped: list[str] = []
+        last: tuple[float, str] | None = None
+        read = 0
+        while len(tables) < page_size:
+            batch = cast(
+                list[tuple[bytes | str, float]],
+                await self.redis.zrangebyscore(key, low, "+inf", start=read, num=page_size, withscores=True),
+            )
+            if not batch:
+                break
+            read += len(batch)
+            for raw_id, score in batch:
+                table_id = raw_id.decode() if isinstance(raw_id, bytes) else raw_id
+                if after and (score, table_id) <= after:
+                    continue  # the previous page's last, or ties before it
+                if len(tables) == page_size:
+                    break
+                last = (score, table_id)
+                stored = await self.store.load(table_id, "tv", "table")
+                if stored is None or not any(p and p.get("user_id") for p in stored.doc["players"]):
+                    dropped.append(table_id)
+                elif stored.doc["status"] == OPEN and None in stored.doc["players"]:
+                    tables.append(stored.doc)
+        if dropped:
+            await self.redis.zrem(key, *dropped)
+        more = len(tables) == page_size and last is not None
+        return tables, f"{last[0]!r}:{last[1]}" if more and last else ""
 
     # -- writing -----------------------------------------------------------------
 
@@ -222,6 +258,7 @@ class Tables:
         for seat in cpu_seats:
             players[seat] = {"cpu": True, "name": f"CPU {seat}"}
         table = _record(_new_id(), game, mode, options, players, host.user_id, game.info.open_tables)
+        await self._reserve(host, table)
         changes = [Change("OPENED")]
         if not table["open"]:
             invite = self._new_invite(None)
@@ -230,8 +267,36 @@ class Tables:
             await self._store_invite(table["id"], invite)
         await self._commit(table, 0, changes)
         if table["open"]:
-            await self.redis.sadd(keys.open_tables(game.name), table["id"])
+            await self.redis.zadd(keys.open_tables(game.name), {table["id"]: table["created_at"]})
         return table
+
+    async def _reserve(self, host: Identity, table: Record) -> None:
+        """Count ``table`` among the tables ``host`` has open, refusing it past
+        the cap. The list is cleaned as it is read (tables started, expired
+        or left by the host leave it: a table nobody sits at is not listed
+        either); the new table is added before the count, so replicas
+        creating at once can refuse but never exceed."""
+        if not self.open_per_user:
+            return
+        key = keys.hosting(host.user_id)
+        listed = cast(list[bytes | str], await self.redis.zrange(key, 0, -1))
+        for raw_id in listed:
+            table_id = raw_id.decode() if isinstance(raw_id, bytes) else raw_id
+            stored = await self.store.load(table_id, "tv", "table")
+            if stored is None or stored.doc["status"] != OPEN or _seated(stored.doc, host.user_id) is None:
+                await self.redis.zrem(key, table_id)
+        pipe = self.redis.pipeline(transaction=True)  # one key
+        pipe.zadd(key, {table["id"]: table["created_at"]})
+        pipe.zcard(key)
+        pipe.expire(key, self.table_ttl)
+        _, count, _ = await pipe.execute()
+        if count > self.open_per_user:
+            await self.redis.zrem(key, table["id"])
+            raise Refused(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                "too_many_tables",
+                f"you have {self.open_per_user} tables open already: start or leave one first",
+            )
 
     async def create_formed(
         self,
@@ -394,7 +459,12 @@ class Tables:
         table = await self.update(table_id, mark)
         game = self.games.get(table["game"])
         players = [
-            match_pb2.Seat(user_id=p.get("user_id", ""), display_name=p["name"], cpu=p.get("cpu", False))
+            match_pb2.Seat(
+                user_id=p.get("user_id", ""),
+                display_name=p["name"],
+                cpu=p.get("cpu", False),
+                guest=is_guest(p.get("user_id", "")),
+            )
             for p in table["players"]
         ]
         try:
@@ -412,7 +482,7 @@ class Tables:
             raise
         for invite in table["invites"]:
             await self.redis.delete(keys.invite(invite["code"]))
-        await self.redis.srem(keys.open_tables(table["game"]), table_id)
+        await self.redis.zrem(keys.open_tables(table["game"]), table_id)
         return table
 
 
@@ -445,6 +515,20 @@ def _record(
 
 def _new_id() -> str:
     return secrets.token_urlsafe(9).replace("-", "a").replace("_", "b")
+
+
+def _page_token(token: str) -> tuple[float, str] | None:
+    """A ListOpenTables page token: ``<creation time>:<table id>``."""
+    if not token:
+        return None
+    score, _, table_id = token.partition(":")
+    try:
+        at = float(score)
+    except ValueError:
+        at = math.nan
+    if math.isnan(at) or math.isinf(at) or not _plausible(table_id):
+        raise invalid("invalid_page_token", "page_token: a next_page_token from this listing")
+    return at, table_id
 
 
 def _plausible(table_id: str) -> bool:

@@ -29,9 +29,9 @@ DRIVER = Path(__file__).resolve().parent.parent / "bench" / "rodada" / "matchmak
 SEATS = 2  # a Bozó duel
 
 
-def tables_formed(gateway: str) -> float:
+def tables_formed(metrics_url: str) -> float:
     """The gateway's rodada_matchmaking_matches_total for Bozó duels."""
-    text = httpx.get(f"{gateway}/metrics", timeout=10).text
+    text = httpx.get(metrics_url, timeout=10).text
     total = 0.0
     for line in text.splitlines():
         found = re.fullmatch(r"rodada_matchmaking_matches_total\{(.*)\} (\S+)", line)
@@ -66,7 +66,7 @@ def measure(root: Path, tickets: int) -> dict[str, Any]:
     raise_open_files(tickets + 2000)
     with Stack(root, games=["bozo"]) as stack:
         gateway = stack.gateway()
-        before = tables_formed(gateway)
+        before = tables_formed(stack.gateway_metrics_url())
         guests = [Identity(f"g_mm{i:05d}", f"mm{i}", "guest") for i in range(tickets)]
         tokens = root / "guests.json"
         tokens.write_text(json.dumps([{"user_id": g.user_id, "token": stack.token(g)} for g in guests]))
@@ -80,7 +80,7 @@ def measure(root: Path, tickets: int) -> dict[str, Any]:
         if proc.returncode != 0:
             raise RuntimeError(f"matchmaking.js exited {proc.returncode}")
         burst: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
-        formed = tables_formed(gateway) - before
+        formed = tables_formed(stack.gateway_metrics_url()) - before
     tables = len({r["matched"]["table_id"] for r in burst["results"] if r["matched"]})
     problems = exactly_once(burst["results"])
     if formed != tables:

@@ -70,12 +70,15 @@ def main() -> int:
             child_env = {**env, "GRPC_PORT": str(grpc_port), "METRICS_PORT": str(metrics_port)}
             proc = subprocess.Popen([sys.executable, "-m", modules[game]], env=child_env)
             children.append((game, proc))
-        children.append(("gateway", subprocess.Popen([sys.executable, "-m", "gateway"], env=env)))
+        gateway_metrics_port = env_int(env, "GATEWAY_METRICS_PORT", 9100)
+        gateway_env = {**env, "METRICS_PORT": str(gateway_metrics_port)}
+        children.append(("gateway", subprocess.Popen([sys.executable, "-m", "gateway"], env=gateway_env)))
         gateway_port = env_int(env, "GATEWAY_PORT", 8000)
         wait_for_port(gateway_port, timeout=60)
         print("\nRodada is running:")
         print(f"  play       http://127.0.0.1:{gateway_port}/  (the web client; rules: /rules/)")
         print(f"  HTTP API   http://127.0.0.1:{gateway_port}  (docs: /docs, health: /healthz)")
+        print(f"  metrics    http://127.0.0.1:{gateway_metrics_port}/metrics  (the gateway's)")
         print(f"  platform   gRPC 127.0.0.1:{env_int(env, 'PLATFORM_GRPC_PORT', 50050)}  (mobile apps)")
         for game, (grpc_port, metrics_port) in ports.items():
             print(f"  {game:<11} gRPC 127.0.0.1:{grpc_port}  metrics http://127.0.0.1:{metrics_port}/metrics")

@@ -33,7 +33,8 @@ class Stack:
     say, with ``cluster=True``); otherwise the stack starts its own. ``games``
     limits it to some of the games found in ``packages``; ``replicas`` runs
     several replicas of a game's service (the gateway spreads its calls over
-    them)."""
+    them). ``source`` runs the processes from another checkout of the code
+    (the benchmark's baseline), this one's by default."""
 
     def __init__(
         self,
@@ -44,8 +45,10 @@ class Stack:
         packages: tuple[str, ...] = DEFAULT_PACKAGES,
         games: Sequence[str] | None = None,
         replicas: Mapping[str, int] | None = None,
+        source: Path | None = None,
     ) -> None:
         self.root = root
+        self.source = source
         self.keys_dir = root / "keys"
         self.signer = TokenSigner(load_or_create_signing_key(self.keys_dir))
         self.redis = None if redis_url else RedisServer(root / "redis").start()
@@ -60,6 +63,7 @@ class Stack:
         self.metrics_ports = {game: ports[0] for game, ports in self.replica_metrics_ports.items()}
         self.gateway_ports: dict[int, int] = {}
         self.platform_grpc_ports: dict[int, int] = {}
+        self.gateway_metrics_ports: dict[int, int] = {}
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
         self.env = {
             **os.environ,
@@ -76,6 +80,10 @@ class Stack:
             "ACTION_LIMIT": "0",
             "AUTH_CLIENT_LIMIT": "0",
             "LOGIN_LIMIT": "0",
+            "FRIEND_REQUEST_LIMIT": "0",
+            "TABLE_INVITE_LIMIT": "0",
+            "REPORT_LIMIT": "0",
+            "OPEN_TABLES_PER_USER": "0",
             **(env or {}),
         }
         self.gateway_port = self._gateway_port(0)
@@ -90,8 +98,10 @@ class Stack:
         if name in self.processes and self.processes[name].poll() is None:
             return
         log = self.log_path(name).open("ab")
+        if self.source is not None:
+            env = {**env, "PYTHONPATH": f"{self.source}:{self.source / 'gen'}"}
         self.processes[name] = subprocess.Popen(
-            [sys.executable, *args], env=env, stdout=log, stderr=subprocess.STDOUT
+            [sys.executable, *args], env=env, stdout=log, stderr=subprocess.STDOUT, cwd=self.source
         )
         wait_for_port(port, timeout=30)
 
@@ -120,9 +130,20 @@ class Stack:
         name = "gateway" if replica == 0 else f"gateway-{replica}"
         port = self._gateway_port(replica)
         grpc_port = self.platform_grpc_ports.setdefault(replica, free_port())
-        env = {**self.env, "GATEWAY_PORT": str(port), "PLATFORM_GRPC_PORT": str(grpc_port)}
+        metrics_port = self.gateway_metrics_ports.setdefault(replica, free_port())
+        env = {
+            **self.env,
+            "GATEWAY_PORT": str(port),
+            "PLATFORM_GRPC_PORT": str(grpc_port),
+            "METRICS_PORT": str(metrics_port),
+        }
         self._spawn(name, ["-m", "gateway"], env, port)
         return f"http://127.0.0.1:{port}"
+
+    def gateway_metrics_url(self, replica: int = 0) -> str:
+        """Gateway replica ``replica``'s /metrics (on its own port; started if needed)."""
+        self.gateway(replica)
+        return f"http://127.0.0.1:{self.gateway_metrics_ports[replica]}/metrics"
 
     def platform_grpc(self, replica: int = 0) -> str:
         """The gRPC address of gateway replica ``replica`` (started if needed)."""

@@ -13,6 +13,7 @@ from gateway.api.face import Context, Servicer, caller, client_address, options
 from gateway.feeds import feed_message
 from gateway.matches import Caller
 from gateway.matchmaking.queues import ticket_message, ticket_update
+from gateway.paging import page
 from gateway.sessions import user_message
 
 
@@ -62,8 +63,12 @@ class PlatformServicer(Servicer, platform_pb2_grpc.PlatformServiceServicer):
         self, request: pb.ListOpenTablesRequest, context: Context
     ) -> pb.ListOpenTablesResponse:
         me = caller(context)
-        tables = await self.p.tables.open_tables(self.p.games.get(request.game))
-        return pb.ListOpenTablesResponse(tables=[self.p.tables.message(t, me.user_id) for t in tables])
+        _, size = page(0, request.page_size, default=20, maximum=100)
+        game = self.p.games.get(request.game)
+        tables, next_token = await self.p.tables.open_tables(game, size, request.page_token)
+        return pb.ListOpenTablesResponse(
+            tables=[self.p.tables.message(t, me.user_id) for t in tables], next_page_token=next_token
+        )
 
     async def GetTable(self, request: pb.GetTableRequest, context: Context) -> pb.GetTableResponse:
         me = caller(context)
@@ -126,8 +131,8 @@ class PlatformServicer(Servicer, platform_pb2_grpc.PlatformServiceServicer):
         return pb.AskResponse(version=reply.version, answer=reply.answer)
 
     async def GetPresence(self, request: pb.GetPresenceRequest, context: Context) -> pb.GetPresenceResponse:
-        caller(context)
-        return pb.GetPresenceResponse(connected=await self.p.play.presence(request.table_id))
+        me = caller(context)
+        return pb.GetPresenceResponse(connected=await self.p.play.presence(me.user_id, request.table_id))
 
     async def FollowTable(
         self, request: pb.FollowTableRequest, context: Context

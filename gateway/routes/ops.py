@@ -1,10 +1,9 @@
-"""Probes and metrics."""
+"""Probes. (The metrics are on a port of their own: gateway/__main__.py.)"""
 
 from __future__ import annotations
 
 from fastapi import APIRouter
-from fastapi.responses import JSONResponse, Response
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from fastapi.responses import JSONResponse
 
 from gateway.deps import PlatformDep
 
@@ -29,17 +28,16 @@ _STATUS = {"type": "object", "properties": {"status": {"type": "string"}}, "requ
     },
 )
 async def healthz(p: PlatformDep) -> dict[str, str] | JSONResponse:
-    """Ready to serve: Redis answers and the replica is not draining (else
-    503, so load balancers send elsewhere; liveness is /livez)."""
+    """Ready to serve: the replica is not draining, knows at least one game
+    (a gateway without GAMES, or before any game described itself, would
+    refuse every table), and Redis answers; else 503, so load balancers send
+    elsewhere (liveness is /livez)."""
     if p.draining:
         return JSONResponse({"status": "draining"}, status_code=503, headers={"Retry-After": "1"})
+    if not p.games.described():
+        return JSONResponse({"status": "no game known"}, status_code=503, headers={"Retry-After": "1"})
     try:
         await p.redis.ping()
     except Exception:
         return JSONResponse({"status": "redis unavailable"}, status_code=503, headers={"Retry-After": "1"})
     return {"status": "ok"}
-
-
-@router.get("/metrics", include_in_schema=False)
-async def prometheus() -> Response:
-    return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)

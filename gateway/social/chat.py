@@ -24,13 +24,15 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import grpc
 from google.protobuf import any_pb2
 from rodada.common.v1 import match_pb2
 from rodada.platform.v1 import platform_pb2, social_pb2
 
 from gateway import metrics
+from gateway.accounts import is_guest
 from gateway.paging import page
 from gateway.sessions import Sessions
 from gateway.settings import GatewaySettings
@@ -43,6 +45,9 @@ from services.kit.feeds import Item
 from services.kit.store import MatchStore, RedisClient
 from services.kit.tokens import Identity
 
+if TYPE_CHECKING:
+    from gateway.moderation.moderation import Moderation
+
 Channel = social_pb2.ChatChannel
 PRIVATE = Channel.CHAT_CHANNEL_PRIVATE
 PLAYERS = Channel.CHAT_CHANNEL_TABLE_PLAYERS
@@ -50,7 +55,6 @@ SPECTATORS = Channel.CHAT_CHANNEL_TABLE_SPECTATORS
 _STREAM_NAMES = {PLAYERS: "players", SPECTATORS: "spectators"}
 _LABELS = {PRIVATE: "private", PLAYERS: "table_players", SPECTATORS: "table_spectators"}
 MAX_REASON = 500
-REPORTS_KEPT = 100_000
 DEFAULT_LIMIT, MAX_LIMIT = 50, 200
 
 
@@ -90,8 +94,21 @@ class Chat:
         self.sessions = sessions
         self.settings = settings
         self.filter = WordFilter(settings.chat_word_filter)
+        # Reports go to its queue, and a muted user may not chat (set by the Platform).
+        self.moderation: Moderation | None = None
 
     # -- sending -------------------------------------------------------------------------
+
+    async def _not_muted(self, me: Identity) -> None:
+        until = await self.moderation.muted_until(me.user_id) if self.moderation else None
+        if until is not None:
+            left = max(0.0, until - time.time())
+            raise Refused(
+                grpc.StatusCode.PERMISSION_DENIED,
+                "muted",
+                f"a moderator muted you: you may chat again in {left:.0f} s",
+                retry_after=left,
+            )
 
     def _text(self, text: str) -> str:
         if not text.strip():
@@ -119,6 +136,7 @@ class Chat:
         with _counted(PRIVATE):
             require_account(me)
             text = self._text(text)
+            await self._not_muted(me)
             if await self.friends.blocked_between(me.user_id, user_id):
                 raise permission_denied("blocked", "one of you blocked the other")
             if not await self.friends.are_friends(me.user_id, user_id):
@@ -128,6 +146,7 @@ class Chat:
                 channel=PRIVATE,
                 sender_id=me.user_id,
                 sender_name=me.name,
+                sender_guest=is_guest(me.user_id),
                 recipient_id=user_id,
                 text=text,
                 sent_at=time.time(),
@@ -141,6 +160,7 @@ class Chat:
     async def send_table(self, me: Identity, table_id: str, text: str) -> social_pb2.ChatMessage:
         with _counted(None) as counting:
             text = self._text(text)
+            await self._not_muted(me)
             table = await self.tables.get(table_id)
             seat = seat_of(table, me.user_id)
             channel = PLAYERS if seat is not None else SPECTATORS
@@ -150,6 +170,7 @@ class Chat:
                 channel=channel,
                 sender_id=me.user_id,
                 sender_name=me.name,
+                sender_guest=is_guest(me.user_id),
                 table_id=table_id,
                 text=text,
                 sent_at=time.time(),
@@ -223,20 +244,26 @@ class Chat:
         message = social_pb2.ChatMessage.FromString(entries[0][1][b"d"])
         if message.sender_id == me.user_id:
             raise invalid("invalid_request", "that is your own message")
-        await self.raw.xadd(
-            keys.reports(),
+        assert self.moderation is not None, "the Platform wires moderation in"
+        message_key = f"{stream}:{request.message_id}"
+        if await self.moderation.already_reported(me.user_id, message_key):
+            raise Refused(
+                grpc.StatusCode.ALREADY_EXISTS, "already_reported", "you reported this message already"
+            )
+        await self.sessions.limit(self.settings.reports_per_user, me.user_id, bucket=True)
+        await self.moderation.file(
+            message_key,
             {
-                "reporter": me.user_id,
-                "channel": _LABELS[request.channel],
+                "reporter_id": me.user_id,
+                "channel": int(request.channel),
                 "message_id": request.message_id,
-                "sender": message.sender_id,
-                "table": request.table_id,
+                "table_id": request.table_id,
+                "conversation_user_id": request.user_id if request.channel == PRIVATE else "",
+                "sender_id": message.sender_id,
+                "sender_name": message.sender_name,
                 "text": message.text,
                 "reason": request.reason,
-                "at": str(time.time()),
             },
-            maxlen=REPORTS_KEPT,
-            approximate=True,
         )
         metrics.CHAT_REPORTS.labels(_LABELS[request.channel]).inc()
 

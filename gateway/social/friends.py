@@ -12,11 +12,14 @@ latest seated feed follows says where they sit.
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
 from rodada.platform.v1 import social_pb2
 
 from gateway.accounts import ROLES  # the roles of an account (a guest has none)
+from gateway.sessions import Sessions
+from gateway.settings import GatewaySettings
 from gateway.social import keys
 from gateway.social.feed import SocialFeeds
 from gateway.tables import OPEN, Tables
@@ -36,10 +39,22 @@ def seat_of(table: dict[str, Any], user_id: str) -> int | None:
 
 
 class Friends:
-    def __init__(self, redis: RedisClient, feeds: SocialFeeds, tables: Tables) -> None:
+    def __init__(
+        self,
+        redis: RedisClient,
+        feeds: SocialFeeds,
+        tables: Tables,
+        sessions: Sessions,
+        settings: GatewaySettings,
+    ) -> None:
         self.redis = redis  # str replies
         self.feeds = feeds
         self.tables = tables
+        self.sessions = sessions
+        self.settings = settings
+        # Told of each block and unblock once stored (gateway/social/sights.py:
+        # the blocker's open feeds, on every replica).
+        self.blocks_changed: Callable[[str, str, bool], Awaitable[None]] | None = None
 
     # -- who ------------------------------------------------------------------
 
@@ -106,6 +121,9 @@ class Friends:
         if await self.redis.hexists(keys.requests_in(me.user_id), other):
             await self.accept(me, other)
             return social_pb2.RequestFriendResponse(friends=True, user_id=other)
+        # A bucket: a few at once, then a steady pace, so nobody floods
+        # another's social feed by requesting and withdrawing in a loop.
+        await self.sessions.limit(self.settings.friend_requests_per_user, me.user_id, bucket=True)
         now = time.time()
         pipe = self.redis.pipeline(transaction=False)
         pipe.hsetnx(keys.requests_in(other), me.user_id, now)
@@ -171,10 +189,14 @@ class Friends:
             pipe.hdel(keys.requests_in(a), b)
             pipe.hdel(keys.requests_out(a), b)
         await pipe.execute()
+        if self.blocks_changed is not None:
+            await self.blocks_changed(me.user_id, user_id, True)
 
     async def unblock(self, me: Identity, user_id: str) -> None:
         if not await self.redis.srem(keys.blocked(me.user_id), user_id):
             raise not_found("not_blocked", "you have not blocked that user")
+        if self.blocks_changed is not None:
+            await self.blocks_changed(me.user_id, user_id, False)
 
     # -- the list and presence ---------------------------------------------------------
 
@@ -253,6 +275,7 @@ class Friends:
         team = next((t for t in table["teams"] if mine in t["seats"]), None)
         free = [s for s, p in enumerate(table["players"]) if p is None]
         ours = [s for s in (team["seats"] if team else []) if table["players"][s] is None]
+        await self.sessions.limit(self.settings.table_invites_per_user, me.user_id, bucket=True)
         invite = social_pb2.TableInvite(
             table_id=table_id, game=table["game"], from_user_id=me.user_id, from_name=me.name
         )

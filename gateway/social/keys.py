@@ -8,6 +8,8 @@ given a lifetime (EXPIRE) on every write."""
 
 from __future__ import annotations
 
+BLOCKS = "social:blocks"  # pub/sub: each block and unblock, for every replica's open feeds (sights.py)
+
 
 def _user(user_id: str) -> str:
     return f"{{u:{user_id}}}"
@@ -63,8 +65,3 @@ def conversation(a: str, b: str) -> str:
 def table_chat(table_id: str, channel: str) -> str:
     """Stream: a table's chat channel (``players`` or ``spectators``)."""
     return f"chat:t:{table_id}:{channel}"
-
-
-def reports() -> str:
-    """Stream: reported messages, for moderators."""
-    return "chat:reports"

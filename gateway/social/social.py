@@ -14,6 +14,7 @@ from gateway.settings import GatewaySettings
 from gateway.social.chat import Chat, ChatSight
 from gateway.social.feed import SocialFeeds, check_after
 from gateway.social.friends import Friends
+from gateway.social.sights import Sights
 from gateway.tables import Tables
 from services.kit.store import MatchStore, RedisClient
 from services.kit.tokens import Identity
@@ -31,18 +32,21 @@ class Social:
         settings: GatewaySettings,
     ) -> None:
         self.feeds = SocialFeeds(raw, settings.social_feed_length, settings.social_feed_ttl_seconds)
-        self.friends = Friends(redis, self.feeds, tables)
+        self.friends = Friends(redis, self.feeds, tables, sessions, settings)
         self.chat = Chat(raw, store, tables, self.friends, self.feeds, sessions, settings)
+        self.sights = Sights(redis)
+        self.friends.blocks_changed = self.sights.changed
         self.connections = connections
 
     async def start(self, publish: str) -> None:
         self.feeds.publish = publish  # PUBLISH, or SPUBLISH on a Redis Cluster
 
-    @staticmethod
-    def sight(user_id: str, seated: bool, blocked: set[str]) -> ChatSight:
+    def sight(self, user_id: str, seated: bool, blocked: set[str]) -> tuple[ChatSight, Callable[[], None]]:
         """The table chat a new table feed of ``user_id`` may carry (``blocked``:
-        read by the feed's registration, in the same round trip)."""
-        return ChatSight(user_id, seated, blocked)
+        read by the feed's registration, in the same round trip), kept
+        current with every block on any replica; and what to call when the
+        feed ends."""
+        return self.sights.open(user_id, seated, blocked)
 
     async def open(
         self, me: Identity, after_id: str
@@ -68,4 +72,5 @@ class Social:
         return following.events(), close
 
     async def close(self) -> None:
+        await self.sights.close()
         await self.feeds.close()

@@ -35,9 +35,9 @@ Decisions where RULES.md and the seed leave room (also in the .proto):
   next player still in acts on the standing bid (or opens, if there is none
   yet).
 - Inactivity: the kit's claim (any other player still in, 120 s after the
-  seat to act got the turn or last acted); the engine keeps no clock. A
-  set_assist by the seat to act is an action of that seat and restarts its
-  clock; by anyone else it touches no clock.
+  seat to act got the turn or last acted); the engine keeps no clock.
+  set_assist is a setting, not play (the game declares it quiet): it
+  restarts nobody's clock, the seat to act's included.
 - CPU seats (issue 17): ``cpu.py`` chooses a CPU seat's move from that seat's
   view alone; the kit plays it through these same moves.
 - Assisted mode may be switched at any time while in, also off turn (an
@@ -448,12 +448,14 @@ def _ranks(state: State) -> list[int]:
 
 
 def _end_reason(state: State) -> EndReason:
-    """A player who left outweighs removals for inactivity, which outweigh a
-    match played to the end (as at the Yatzy table)."""
-    reasons = {out["reason"] for out in state["outs"]}
-    if LEFT in reasons:
+    """How the match ended (match.proto's EndReason), told by the last player
+    out: leaving left one player in (FORFEIT), a removal for inactivity did
+    (INACTIVITY), or a lost last die — played to the end (COMPLETED), whoever
+    left before (they are in ``forfeited``), as at every table."""
+    last = state["outs"][-1]["reason"] if state["outs"] else NO_DICE
+    if last == LEFT:
         return EndReason.FORFEIT
-    if REMOVED_INACTIVE in reasons:
+    if last == REMOVED_INACTIVE:
         return EndReason.INACTIVITY
     return EndReason.COMPLETED
 

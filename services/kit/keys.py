@@ -85,8 +85,15 @@ def results(group_index: int) -> str:
 
 
 def open_tables(game: str) -> str:
-    """Set: the game's open tables still seating."""
-    return f"open-tables:{game}"
+    """Sorted set: the game's open tables still seating, by creation time
+    (a new name: it was a plain set)."""
+    return f"open-tables-by-age:{game}"
+
+
+def hosting(user_id: str) -> str:
+    """Sorted set: tables the user opened that may not have started yet (by
+    creation time; cleaned when read): the cap on open tables per user."""
+    return f"hosting:{user_id}"
 
 
 # -- tables and invites -----------------------------------------------------------
@@ -132,8 +139,10 @@ def feeds_gone(user_id: str, table_id: str) -> str:
     return f"{{u:{user_id}}}:gone:{table_id}"
 
 
-def rate(limit: str, subject: str, window: int) -> str:
-    return f"rl:{limit}:{subject}:{window}"
+def rate(limit: str, subject: str) -> str:
+    """Sorted set (a sliding window's log) or hash (a token bucket): one
+    limit's count for one subject (services/kit/limits.py)."""
+    return f"rl:{limit}:{subject}"
 
 
 # -- matchmaking (see gateway/matchmaking/queues.py) -------------------------------

@@ -12,7 +12,7 @@ import secrets
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
@@ -51,6 +51,20 @@ class _Kept:
 
     def match(self, match_id: str) -> StoredMatch:
         return StoredMatch(match_id, self.version, self.last_event_id, orjson.loads(self.record), self.token)
+
+
+@dataclass
+class _Updated(StoredMatch):
+    """A match as this replica just wrote it, with the snapshots built for
+    its live message (every seat's and the spectators'): the reply to the
+    writer is one of them, built once per version for both."""
+
+    snapshots: list[match_pb2.Snapshot] = field(default_factory=list)
+
+    def snapshot(self, game: Game, seat: int | None) -> match_pb2.Snapshot:
+        if self.snapshots:
+            return self.snapshots[len(self.snapshots) - 1 if seat is None else seat]
+        return snapshot(game, self, seat)
 
 
 def _rules_error(game: str, error: RulesError) -> Refused:
@@ -110,7 +124,8 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         if not _MATCH_ID.match(match_id):
             raise invalid("invalid_match_id", "match_id must be 1-64 characters of [A-Za-z0-9_-]")
         players = [
-            {"user_id": s.user_id, "display_name": s.display_name, "cpu": s.cpu} for s in request.seats
+            {"user_id": s.user_id, "display_name": s.display_name, "cpu": s.cpu, "guest": s.guest}
+            for s in request.seats
         ]
         humans = [p["user_id"] for p in players if not p["cpu"]]
         if any(not user for user in humans) or len(set(humans)) != len(humans):
@@ -149,7 +164,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
                 grpc.StatusCode.ALREADY_EXISTS, "match_exists", "a match with this id exists"
             ) from None
         metrics.MATCHES_STARTED.labels(self.game.name).inc()
-        return match_pb2.CreateMatchResponse(snapshot=snapshot(self.game, created, None))
+        return match_pb2.CreateMatchResponse(snapshot=created.snapshot(self.game, None))
 
     async def GetView(
         self, request: match_pb2.GetViewRequest, context: grpc.aio.ServicerContext[Any, Any]
@@ -206,7 +221,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
                 updated = await self._step(fresh, move, kind)
             except VersionConflict as again:
                 raise stale(again.current_version) from None
-        return match_pb2.ActResponse(snapshot=snapshot(self.game, updated, seat))
+        return match_pb2.ActResponse(snapshot=updated.snapshot(self.game, seat))
 
     async def _limit(self) -> None:
         try:
@@ -234,7 +249,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
                 if request.expected_version:
                     raise stale(conflict.current_version) from None
                 continue  # someone moved meanwhile: leaving still applies, on the new state
-            return match_pb2.LeaveResponse(snapshot=snapshot(self.game, updated, seat))
+            return match_pb2.LeaveResponse(snapshot=updated.snapshot(self.game, seat))
         raise Refused(grpc.StatusCode.ABORTED, "busy", "the match is too busy; try again")
 
     async def Ask(
@@ -334,7 +349,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         match: StoredMatch,
         step: Callable[[Table, Context, MatchRng], list[Happening]],
         kind: str,
-    ) -> StoredMatch:
+    ) -> _Updated:
         """Run one step of play against ``match`` and commit it at its
         version; VersionConflict if someone wrote first."""
         doc = match.doc
@@ -359,17 +374,19 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
 
     async def _commit(
         self, match: StoredMatch, doc: dict[str, Any], table: Table, happened: Sequence[Happening], now: float
-    ) -> StoredMatch:
+    ) -> _Updated:
         """Write ``doc`` at ``match``'s version with the events, the next
         deadline or the result, and publish them (with every audience's
         snapshot while the match is watched)."""
         outcome = play.outcome(self.game, table)
         version = match.version + 1
         events = encode(self._event, happened, version, now, outcome)
-        updated = StoredMatch(match.match_id, version, match.last_event_id + len(events), doc)
+        updated = _Updated(match.match_id, version, match.last_event_id + len(events), doc)
         kept = self._kept.get(match.match_id)
         watched = kept.watched if kept is not None else True  # unknown: build the snapshots
-        live = self._live(updated, events, watched)
+        if watched:
+            updated.snapshots = self._audience_snapshots(updated)
+        live = match_pb2.LiveUpdate(events=events, snapshots=updated.snapshots).SerializeToString()
         if outcome is None:
             track = Track(self.game.name, due=play.deadline_at(self.game, table))
         else:
@@ -388,7 +405,10 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
             over=outcome is not None,
             track=track,
         )
-        updated.last_event_id = written.last_event_id
+        if written.last_event_id != updated.last_event_id:  # notices were appended meanwhile
+            updated.last_event_id = written.last_event_id
+            for built in updated.snapshots:
+                built.last_event_id = written.last_event_id
         updated.token = written.token
         self._keep(
             match.match_id,
@@ -430,10 +450,6 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         events = encode(self._event, happened, match.version, self.clock(), None)
         live = match_pb2.LiveUpdate(events=events).SerializeToString()
         await self.store.append(match.match_id, [e.SerializeToString() for e in events], live, once)
-
-    def _live(self, match: StoredMatch, events: Sequence[match_pb2.MatchEvent], watched: bool) -> bytes:
-        snapshots = self._audience_snapshots(match) if watched else []
-        return match_pb2.LiveUpdate(events=events, snapshots=snapshots).SerializeToString()
 
     async def _publish_snapshots(self, match: StoredMatch, next_event_id: int) -> None:
         """Someone started watching since the last write: send the snapshots

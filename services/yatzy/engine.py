@@ -111,6 +111,7 @@ def depart(state: State, seat: int, why: Departure, ctx: Context) -> list[Event]
     still_in = _still_in(state)
     if not still_in or (len(state["filled"]) > 1 and len(still_in) == 1):
         _end(state)
+        state["ended_by"] = why.value  # this departure ended the match: the reason
         return []
     if seat == state["current"]:
         return _next_turn(state)
@@ -236,14 +237,12 @@ def _ranks(state: State) -> list[int]:
 
 
 def _end_reason(state: State) -> EndReason:
-    """A seat that left of its own accord outweighs removals for inactivity,
-    which outweigh a match played to the end."""
-    reasons = {f["reason"] for f in state["forfeits"]}
-    if Departure.LEFT in reasons:
-        return EndReason.FORFEIT
-    if Departure.INACTIVE in reasons:
-        return EndReason.INACTIVITY
-    return EndReason.COMPLETED
+    """How the match ended (match.proto's EndReason): by the departure that
+    left nobody to play against — FORFEIT for leaving, INACTIVITY for a
+    removal — or COMPLETED when it was played to its end, whoever left
+    before (they are in ``forfeited``, ranked last), as at every table."""
+    ended_by = state.get("ended_by")
+    return Departure(ended_by).end_reason if ended_by else EndReason.COMPLETED
 
 
 def _card_view(state: State, seat: int) -> JSON:

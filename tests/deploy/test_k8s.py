@@ -55,6 +55,7 @@ INGRESS_NAMESPACE = "ingress-nginx"
 MONITORING_NAMESPACE = "monitoring"
 GATEWAY_HTTP_PORT = 8000
 GATEWAY_GRPC_PORT = 50050
+GATEWAY_METRICS_PORT = 9100  # its own port: the ingress publishes 8000, never the metrics
 
 
 def k8s_name(game: str) -> str:
@@ -220,10 +221,16 @@ def test_workload(overlay: str, workload: str) -> None:
     ports = {p["name"]: p["containerPort"] for p in container["ports"]}
     if workload == "gateway":
         assert container["args"] == ["gateway"]
-        assert ports == {"http": GATEWAY_HTTP_PORT, "grpc": GATEWAY_GRPC_PORT}
+        assert ports == {
+            "http": GATEWAY_HTTP_PORT,
+            "grpc": GATEWAY_GRPC_PORT,
+            "metrics": GATEWAY_METRICS_PORT,
+        }
         assert settings["GATEWAY_PORT"] == str(GATEWAY_HTTP_PORT) and settings["GATEWAY_HOST"] == "0.0.0.0"
         assert settings["PLATFORM_GRPC_PORT"] == str(GATEWAY_GRPC_PORT)
-        metrics_port = GATEWAY_HTTP_PORT
+        metrics_port = GATEWAY_METRICS_PORT
+        assert GatewaySettings().metrics_port == GATEWAY_METRICS_PORT  # the default, not set here
+        assert "METRICS_PORT" not in settings
     else:
         game = GAMES[workload]
         assert container["args"] == [MODULES[game]]
@@ -644,7 +651,11 @@ def test_network_policies(overlay: str) -> None:
         assert allowed(policies, ingress_controller, gateway, port)
         assert not admits(policies, stranger_here, gateway, port)
         assert not admits(policies, stranger_elsewhere, gateway, port)
-    assert allowed(policies, prometheus, gateway, GATEWAY_HTTP_PORT)
+    # Prometheus scrapes the gateway's metrics port, and only it does.
+    assert allowed(policies, prometheus, gateway, GATEWAY_METRICS_PORT)
+    assert not allowed(policies, prometheus, gateway, GATEWAY_HTTP_PORT)
+    for other in (ingress_controller, stranger_here, stranger_elsewhere):
+        assert not admits(policies, other, gateway, GATEWAY_METRICS_PORT), other
     assert not allowed(policies, gateway, internet, 443)
 
     for pod in workloads.values():

@@ -457,13 +457,12 @@ async def exported(yatzy_stack: Stack) -> dict[str, Exported]:
             snap = await player.act(table["id"], snap["version"], {"roll": {}})
             best = max(snap["view"]["preview"], key=lambda p: p["points"])
             snap = await player.act(table["id"], snap["version"], {"score": {"box": best["box"]}})
-        await http.get("/metrics")  # so the next scrape counts a /metrics request
     async with grpc.aio.insecure_channel(stack.platform_grpc()) as channel:
         games = await platform_pb2_grpc.PlatformServiceStub(channel).ListGames(
             platform_pb2.ListGamesRequest(), timeout=10
         )
         assert games.ByteSize()
-    return {"gateway": scrape(stack.gateway() + "/metrics"), "yatzy": scrape(stack.metrics_url("yatzy"))}
+    return {"gateway": scrape(stack.gateway_metrics_url()), "yatzy": scrape(stack.metrics_url("yatzy"))}
 
 
 def base_name(sample_name: str) -> str:

@@ -90,7 +90,7 @@ async def fired(stack: Stack, game: str, action: str, replicas: tuple[int, ...] 
     prefix = f'rodada_timers_fired_total{{action="{action}",game="{game}"}} '
     async with httpx.AsyncClient(timeout=5) as http:
         for replica in replicas:
-            text = (await http.get(stack.gateway(replica) + "/metrics")).text
+            text = (await http.get(stack.gateway_metrics_url(replica))).text
             total += sum(float(line.split()[-1]) for line in text.splitlines() if line.startswith(prefix))
     return total
 

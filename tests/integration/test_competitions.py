@@ -145,7 +145,7 @@ async def play_tournament(
 
 async def make_admin(http: httpx.AsyncClient, stack: Stack) -> Player:
     """An account granted the admin role with the operator's tool, logged in again."""
-    account = await register(http, "admin")
+    account = await register(http, "director")
     done = subprocess.run(
         [sys.executable, "-m", "tools.admin", "grant", account.name],
         env={**os.environ, "REDIS_URL": stack.redis_url},
@@ -539,7 +539,7 @@ async def test_a_dudo_swiss_tournament_of_multi_player_tables(
 
 
 def count(stack: Stack, replica: int, name: str, **labels: str) -> float:
-    text = httpx.get(stack.gateway(replica) + "/metrics", timeout=10).text
+    text = httpx.get(stack.gateway_metrics_url(replica), timeout=10).text
     return sum(
         sample.value
         for family in text_string_to_metric_families(text)

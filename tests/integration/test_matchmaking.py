@@ -138,15 +138,15 @@ async def follow(
 
 async def metric(stack: Stack, name: str, **labels: str) -> float:
     """A counter's value, summed over both replicas."""
-    return await metric_of([stack.gateway(0), stack.gateway(1)], name, **labels)
+    return await metric_of([stack.gateway_metrics_url(0), stack.gateway_metrics_url(1)], name, **labels)
 
 
-async def metric_of(gateways: list[str], name: str, **labels: str) -> float:
-    """A counter's value, summed over these gateways."""
+async def metric_of(pages: list[str], name: str, **labels: str) -> float:
+    """A counter's value, summed over these gateways' /metrics pages."""
     total = 0.0
     async with httpx.AsyncClient(timeout=5) as http:
-        for gateway in gateways:
-            text = (await http.get(gateway + "/metrics")).text
+        for page in pages:
+            text = (await http.get(page)).text
             for line in text.splitlines():
                 match = re.fullmatch(rf"{name}\{{(.*)\}} (\S+)", line)
                 if match and all(f'{k}="{v}"' in match.group(1) for k, v in labels.items()):

@@ -49,7 +49,9 @@ async def follow_to_the_end(url: str, token: str) -> dict[str, Any]:
 
 async def test_a_burst_of_tickets_on_one_gateway_is_seated_exactly_once(burst_stack: Stack) -> None:
     base = burst_stack.gateway()
-    before = await metric_of([base], "rodada_matchmaking_matches_total", game="bozo", mode="duel")
+    before = await metric_of(
+        [burst_stack.gateway_metrics_url()], "rodada_matchmaking_matches_total", game="bozo", mode="duel"
+    )
     limits = httpx.Limits(max_connections=AT_ONCE)
     async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as http:
         players = [
@@ -87,7 +89,9 @@ async def test_a_burst_of_tickets_on_one_gateway_is_seated_exactly_once(burst_st
         for table_id, seats in list(tables.items())[:20]:
             await check_table(by_user[next(iter(seats))], table_id, seats)
         # The gateway formed (and counted) exactly these tables, and the tickets say so too.
-        after = await metric_of([base], "rodada_matchmaking_matches_total", game="bozo", mode="duel")
+        after = await metric_of(
+            [burst_stack.gateway_metrics_url()], "rodada_matchmaking_matches_total", game="bozo", mode="duel"
+        )
         assert after - before == len(tables)
         for player, (ticket_id, final) in list(zip(players, outcomes, strict=True))[:40]:
             found = await player.call("GET", f"/v1/matchmaking/tickets/{ticket_id}")

@@ -17,7 +17,9 @@ from typing import Any
 import httpx
 import pytest
 from jsonschema import Draft202012Validator
+from redis.asyncio import Redis
 
+from services.kit import keys as kit_keys
 from services.kit.tokens import Identity
 from tests.integration.http_client import ApiRefused, Player, guest, register
 from tools.stack import Stack
@@ -251,6 +253,36 @@ async def test_every_operation_replies_as_documented(
     await admin.call("POST", f"/v1/tournaments/{tournament['id']}/start")
     await ana.call("GET", f"/v1/leagues/yatzy/{mode}")
     await refused(ana.call("GET", "/v1/leagues/yatzy/no-such-mode"))
+
+    # -- moderation (roles are read from the account, not the token)
+    async with Redis.from_url(stack.redis_url) as redis:
+        await redis.hset(kit_keys.user(ana.user_id), "role", "admin")
+    await admin.call("PUT", f"/v1/moderation/moderators/{bia.user_id}", {})
+    await refused(eve.call("PUT", f"/v1/moderation/moderators/{eve.user_id}", {}))  # 403
+    queue = await bia.call("GET", "/v1/moderation/reports?limit=5")
+    await refused(eve.call("GET", "/v1/moderation/reports"))
+    report_id = queue["reports"][0]["id"]
+    await bia.call("POST", f"/v1/moderation/reports/{report_id}/take", {})
+    await refused(bia.call("POST", "/v1/moderation/reports/nope/take", {}))
+    await bia.call("POST", f"/v1/moderation/reports/{report_id}/resolve", {"resolution": "warned"})
+    await refused(bia.call("POST", f"/v1/moderation/reports/{report_id}/resolve", {"resolution": "again"}))
+    await bia.call("POST", f"/v1/moderation/users/{eve.user_id}/mute", {"seconds": 60, "reason": "spam"})
+    await refused(bia.call("POST", f"/v1/moderation/users/{eve.user_id}/mute", {"seconds": 0}))
+    await bia.call("POST", f"/v1/moderation/users/{eve.user_id}/ban", {"reason": "spam"})
+    await refused(bia.call("POST", f"/v1/moderation/users/{ana.user_id}/ban", {}))  # 409 staff_user
+    await bia.call("DELETE", f"/v1/moderation/users/{eve.user_id}/ban")
+    await refused(bia.call("DELETE", f"/v1/moderation/users/{eve.user_id}/ban"))
+    removal = {
+        "channel": "CHAT_CHANNEL_PRIVATE",
+        "message_id": said["id"],
+        "user_ids": [ana.user_id, bia.user_id],
+    }
+    await bia.call("POST", "/v1/moderation/messages/remove", removal)
+    await refused(bia.call("POST", "/v1/moderation/messages/remove", removal))  # 404: gone
+    await bia.call("GET", "/v1/moderation/audit?limit=3")
+    await refused(eve.call("GET", "/v1/moderation/audit"))
+    await admin.call("DELETE", f"/v1/moderation/moderators/{bia.user_id}")
+    await refused(bia.call("DELETE", f"/v1/moderation/moderators/{bia.user_id}"))  # 403
 
     # -- the game service gone: 503 (last: the match is not played again)
     stack.stop("yatzy")

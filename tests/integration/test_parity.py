@@ -48,7 +48,6 @@ _DOCS = "API documentation; the gRPC face has server reflection"
 NOT_API: dict[tuple[str, str], str] = {
     ("GET", "/livez"): "liveness probe; the gRPC face serves grpc.health.v1.Health",
     ("GET", "/healthz"): "readiness probe; the gRPC face serves grpc.health.v1.Health",
-    ("GET", "/metrics"): "the process's Prometheus metrics, both faces' included",
     ("GET", "/openapi.json"): _DOCS,
     ("GET", "/docs"): _DOCS,
     ("GET", "/redoc"): _DOCS,

@@ -1,7 +1,8 @@
 """The README's walkthroughs, run as they are written against a real stack:
 with curl over HTTP (two players, a table, an invite, moves and refusals;
 then, once Ana is an admin, a tournament announced, entered and started),
-and with grpcurl over gRPC alone (a whole Yatzy game and the feed)."""
+and with grpcurl over gRPC alone (a whole Yatzy game and the feed); and the moderation walkthrough (report,
+take, mute, remove, ban, the audit log) in curl and in grpcurl."""
 
 from __future__ import annotations
 
@@ -87,3 +88,32 @@ def test_the_grpcurl_walkthrough_plays_a_whole_game(tmp_path: Path) -> None:
     # start, a throw and a score), then the state to draw from.
     feed = dict(reversed(line.split()) for line in lines[-2:])  # "  N kind" lines of uniq -c
     assert int(feed['"event"']) >= 3 * 26 and int(feed['"snapshot"']) == 1, feed
+
+
+def test_the_moderation_walkthroughs_run_on_both_faces(tmp_path: Path) -> None:
+    heading = "## Moderation"
+    curl, grpcurl = block(heading, containing="curl -s"), block(heading, containing="grpcurl -plaintext")
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"  # python, grpcurl
+    with Stack(tmp_path, games=["yatzy"]) as stack:
+        outputs = []
+        for script, gateway in ((curl, stack.gateway()), (grpcurl, stack.platform_grpc())):
+            env = {**os.environ, "GW": gateway, "REDIS_URL": stack.redis_url, "PATH": path}
+            done = subprocess.run(
+                ["bash", "-euo", "pipefail", "-c", script],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=False,
+            )
+            assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+            outputs.append(done.stdout.splitlines())
+    by_http, by_grpc = outputs
+    audit = "resolve_report ban remove_message mute take_report grant_moderator"
+    # (the gRPC run's log, newest first, continues with the curl run's)
+    assert by_http[-1] == audit and by_grpc[-1].startswith(audit + " " + audit), (by_http, by_grpc)
+    for lines in outputs:
+        assert '{"status":"REPORT_STATUS_TAKEN","text":"rude words"}' in lines, lines
+        assert "muted" in lines and "0" in lines, lines  # the mute refused; the message gone
+    assert "401" in by_http and "banned" in by_http and "REPORT_STATUS_RESOLVED" in by_http, by_http
+    assert "Unauthenticated" in by_grpc and "REPORT_STATUS_RESOLVED" in by_grpc, by_grpc

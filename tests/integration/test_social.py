@@ -21,6 +21,7 @@ import pytest
 from redis import Redis
 from rodada.platform.v1 import platform_pb2, platform_pb2_grpc, social_pb2, social_pb2_grpc
 
+from gateway.moderation import keys as mod_keys
 from tests.conftest import TEST_PACKAGES
 from tests.integration.grpc_client import bearer, refusal, unpack
 from tests.integration.http_client import ApiRefused, Player, register
@@ -254,9 +255,11 @@ async def test_chat_abuse_is_refused_or_made_inert(
             {"channel": "CHAT_CHANNEL_PRIVATE", "message_id": "1-1", "user_id": hel.user_id},
         )
     assert (refused.value.status, refused.value.code) == (404, "message_not_found")
+    # Filed in the moderators' queue (tests/integration/test_moderation.py).
     with Redis.from_url(social_stack.redis_url, decode_responses=True) as redis:
-        ((_, report),) = redis.xrange("chat:reports")
-    assert (report["reporter"], report["sender"], report["text"], report["reason"]) == (
+        reports = [redis.hgetall(mod_keys.report(i)) for i in redis.zrange(mod_keys.OPEN, 0, -1)]
+    (report,) = [r for r in reports if r["reporter_id"] == gil.user_id]
+    assert (report["reporter_id"], report["sender_id"], report["text"], report["reason"]) == (
         gil.user_id,
         hel.user_id,
         f"spam {CHAT_LIMIT - 1}",
@@ -295,10 +298,10 @@ async def test_chat_abuse_is_refused_or_made_inert(
         await gil_feed.__aexit__()
 
     # The refusals are counted by reason on the replicas that refused them.
-    text = httpx.get(social_stack.gateway(1) + "/metrics", timeout=10).text
+    text = httpx.get(social_stack.gateway_metrics_url(1), timeout=10).text
     assert _metric(text, 'rodada_chat_refused_total{reason="rate_limited"}') >= 3
     assert _metric(text, 'rodada_chat_refused_total{reason="blocked"}') >= 1  # Hel's message
-    text = httpx.get(social_stack.gateway(0) + "/metrics", timeout=10).text
+    text = httpx.get(social_stack.gateway_metrics_url(0), timeout=10).text
     assert _metric(text, 'rodada_chat_refused_total{reason="message_too_long"}') >= 1
     assert _metric(text, 'rodada_chat_refused_total{reason="blocked"}') >= 1  # Gil's
     assert _metric(text, 'rodada_chat_messages_total{channel="private"}') >= 2
@@ -601,3 +604,52 @@ async def test_a_draining_replica_sends_social_feeds_elsewhere_and_nothing_is_lo
         got = await resumed.until(lambda e: "message" in e)
         assert got["message"] == second
         assert [e["message"]["text"] for e in resumed.events if "message" in e] == ["dois"]
+
+
+async def test_a_block_reaches_the_feeds_already_open_on_every_replica(
+    replicas: tuple[httpx.AsyncClient, httpx.AsyncClient], social_stack: Stack
+) -> None:
+    """Ana follows a table on replica 0 (WebSocket) and replica 1 (gRPC);
+    she blocks Bob through replica 1: Bob's next message reaches neither of
+    her open feeds, Cy's does; she unblocks him through replica 0, and his
+    next message reaches both again."""
+    one, two = replicas
+    ana, bob, cy = await register(one, "ana"), await register(two, "bob"), await register(two, "cy")
+    table = await ana.create_table("yatzy", 3)
+    table_id = table["id"]
+    await bob.join(table["invite_code"])
+    await cy.join(table["invite_code"])
+    say = f"/v1/tables/{table_id}/chat"
+    ws_feed = await lobby_feed(ana, social_stack.gateway(0), table_id)
+    async with grpc.aio.insecure_channel(social_stack.platform_grpc(1)) as channel:
+        platform = platform_pb2_grpc.PlatformServiceStub(channel)
+        stream = platform.FollowTable(
+            platform_pb2.FollowTableRequest(table_id=table_id), metadata=bearer(ana.token)
+        )
+        heard: asyncio.Queue[social_pb2.ChatMessage] = asyncio.Queue()
+
+        async def read() -> None:
+            async for item in stream:
+                if item.WhichOneof("item") == "event" and item.event.HasField("chat"):
+                    heard.put_nowait(unpack(item.event.chat, social_pb2.ChatMessage))
+
+        reader = asyncio.create_task(read())
+        try:
+            first = await bob.call("POST", say, {"text": "antes"})
+            assert (await next_chat(ws_feed))[0]["id"] == first["id"]
+            assert (await asyncio.wait_for(heard.get(), 15)).id == first["id"]
+
+            await two.put(f"/v1/social/blocks/{bob.user_id}", headers=ana.headers)
+            await bob.call("POST", say, {"text": "depois"})
+            said = await cy.call("POST", say, {"text": "oi"})
+            assert (await next_chat(ws_feed))[0]["id"] == said["id"]  # Bob's came first: left out
+            assert (await asyncio.wait_for(heard.get(), 15)).id == said["id"]
+
+            await one.delete(f"/v1/social/blocks/{bob.user_id}", headers=ana.headers)
+            again = await bob.call("POST", say, {"text": "voltei"})
+            assert (await next_chat(ws_feed))[0]["id"] == again["id"]
+            assert (await asyncio.wait_for(heard.get(), 15)).id == again["id"]
+        finally:
+            reader.cancel()
+            stream.cancel()
+            await ws_feed.__aexit__()

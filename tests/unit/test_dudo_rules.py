@@ -666,7 +666,18 @@ def test_switching_assist_never_holds_off_a_claim() -> None:
     assert table.event("player_out")["seat"] == 1
 
 
-def test_a_leave_outweighs_inactivity_as_the_end_reason() -> None:
+def test_a_match_played_to_its_end_after_a_leave_is_completed() -> None:
+    # match.proto: FORFEIT is for a match that leaving ended; one played on
+    # to its last die is COMPLETED, the leaver listed as forfeited.
+    table = Table([[2], [4], [6]])
+    table.leave(2)
+    table.act(0, bid(1, 2))
+    table.act(1, DUDO)  # one 2 on the table: the bid stands, caller 1 loses its last die
+    result = outcome(table)
+    assert (result.ranks, result.reason, result.forfeited) == ([1, 2, 3], EndReason.COMPLETED, [2])
+
+
+def test_the_departure_that_ends_the_match_gives_the_reason() -> None:
     table = Table([[2, 3], [4, 5], [6, 6]])
     table.act(1, CLAIM, now=START + 120)  # removes opener 0
     table.leave(2)

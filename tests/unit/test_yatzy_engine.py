@@ -424,7 +424,8 @@ def test_a_forfeit_ranks_last_whatever_its_score() -> None:
     table, _ = play_out(table, lambda seat, rnd: (1, 2, 3, 4, 6) if seat == 1 else (1, 1, 1, 2, 2))
     # Seat 1: 1+2+3+4+6 up top, small straight 30, chance 16; seat 2: 3+4, three of a kind 7,
     # full house 25, chance 7.
-    assert result(table) == ([3, 1, 2], [50, 62, 46], EndReason.FORFEIT, [0])
+    # Played to its end after the leave: COMPLETED (match.proto), the leaver forfeited.
+    assert result(table) == ([3, 1, 2], [50, 62, 46], EndReason.COMPLETED, [0])
     assert len(table.state["filled"][0]) == 1
     assert all(len(table.state["filled"][seat]) == 13 for seat in (1, 2))
 
@@ -509,11 +510,15 @@ def test_a_claim_that_leaves_one_seat_ends_the_game_for_inactivity() -> None:
     assert result(table) == ([2, 1], [0, 0], EndReason.INACTIVITY, [0])
 
 
-def test_a_leave_outweighs_a_claim_in_the_reason() -> None:
+def test_the_departure_that_ends_the_match_gives_the_reason() -> None:
     table, _ = claim(start(3), 1, 130.0)
     table, _ = leave(table, 2)
     ranks, _, reason, forfeited = result(table)
     assert (ranks, reason, forfeited) == ([3, 1, 2], EndReason.FORFEIT, [0, 2])
+    table, _ = leave(start(3), 0)
+    table, _ = claim(table, 2, 130.0)  # seat 1 removed: seat 2 alone, by inactivity
+    ranks, _, reason, forfeited = result(table)
+    assert (ranks, reason, forfeited) == ([3, 2, 1], EndReason.INACTIVITY, [0, 1])
 
 
 def test_a_forfeited_seat_cannot_claim() -> None:

@@ -46,7 +46,7 @@ def run(
 
 def admin_account(redis_url: str, gateway: str) -> tuple[str, str]:
     """An account with the admin role (tournaments), granted with the operator's tool."""
-    username, password = f"admin_{secrets.token_hex(4)}", secrets.token_urlsafe(12)
+    username, password = f"boss_{secrets.token_hex(4)}", secrets.token_urlsafe(12)  # "admin…" reads as staff
     reply = httpx.post(
         f"{gateway}/v1/auth/register", json={"username": username, "password": password}, timeout=30
     )

@@ -419,6 +419,64 @@ export class Client {
     return new SocialFeed(this, handlers, afterId, options);
   }
 
+  // -- moderation (moderators and admins; roles are read at each call) --
+
+  /** Admins: make an account a moderator. */
+  grantModerator(userId: string) {
+    return this.send("put", "/v1/moderation/moderators/{user_id}", { path: { user_id: userId }, body: {} });
+  }
+
+  /** Admins: make a moderator a plain user again. */
+  revokeModerator(userId: string) {
+    return this.send("delete", "/v1/moderation/moderators/{user_id}", { path: { user_id: userId } });
+  }
+
+  /** The reports, oldest first: open ones (taken or not), or resolved ones. */
+  reports(query: { resolved?: boolean; offset?: number; limit?: number } = {}) {
+    return this.send("get", "/v1/moderation/reports", { query });
+  }
+
+  /** Take an open report: it is yours to resolve. */
+  takeReport(reportId: string) {
+    return this.send("post", "/v1/moderation/reports/{report_id}/take", { path: { report_id: reportId }, body: {} });
+  }
+
+  /** Resolve a report you took. */
+  resolveReport(reportId: string, resolution: string) {
+    return this.send("post", "/v1/moderation/reports/{report_id}/resolve", {
+      path: { report_id: reportId },
+      body: { resolution },
+    });
+  }
+
+  /** Mute a user's chat for `seconds`. */
+  mute(userId: string, seconds: number, reason = "") {
+    return this.send("post", "/v1/moderation/users/{user_id}/mute", {
+      path: { user_id: userId },
+      body: { seconds, reason },
+    });
+  }
+
+  /** Ban a user: sign-in and tokens refused, feeds ended, on every replica. */
+  ban(userId: string, reason = "") {
+    return this.send("post", "/v1/moderation/users/{user_id}/ban", { path: { user_id: userId }, body: { reason } });
+  }
+
+  /** Lift a ban. */
+  unban(userId: string) {
+    return this.send("delete", "/v1/moderation/users/{user_id}/ban", { path: { user_id: userId } });
+  }
+
+  /** Remove a chat message from its history and the table's replay. */
+  removeMessage(message: RequestBody<"/v1/moderation/messages/remove", "post">) {
+    return this.send("post", "/v1/moderation/messages/remove", { body: message });
+  }
+
+  /** Every moderator action, newest first. */
+  async auditLog(page: Page = {}) {
+    return (await this.send("get", "/v1/moderation/audit", { query: page })).entries;
+  }
+
   // -- trophies, tournaments, leagues --
 
   /** Every trophy there is to win. */

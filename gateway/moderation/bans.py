@@ -1,0 +1,120 @@
+"""Bans, known to every replica at once.
+
+The banned set is stored in Redis (``keys.BANNED``); each replica keeps it
+in memory (loaded at start and at every (re)subscription, so a notice lost
+while it was not listening changes nothing) and hears each ban and unban on
+one pub/sub channel (``keys.BANS``). A banned user's tokens are refused by
+the token check of both faces (gateway/sessions.py), and the feeds this
+replica serves them are ended through the stops registered here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from typing import cast
+
+from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
+
+from gateway.moderation import keys
+from services.kit.store import RedisClient
+from services.kit.tasks import cancel_requested
+
+log = logging.getLogger("rodada.gateway.moderation")
+
+LISTEN_POLL_SECONDS = 5.0
+RECONNECT_SECONDS = 0.5
+
+
+class Bans:
+    def __init__(self, redis: RedisClient) -> None:
+        self.redis = redis  # str replies
+        self._banned: frozenset[str] = frozenset()
+        self._stops: dict[str, set[Callable[[], None]]] = {}
+        self._task: asyncio.Task[None] | None = None
+        self.listening = asyncio.Event()
+
+    def __contains__(self, user_id: object) -> bool:
+        return user_id in self._banned
+
+    async def start(self) -> None:
+        with contextlib.suppress(Exception):  # Redis down at start: the listener loads it when back
+            await self._reload()
+        self._task = asyncio.create_task(self._listen())
+
+    def watch(self, user_id: str, stop: Callable[[], None]) -> Callable[[], None]:
+        """Call ``stop`` if ``user_id`` is banned while it is watched (a feed
+        of theirs); returns what to call to stop watching."""
+        self._stops.setdefault(user_id, set()).add(stop)
+
+        def unwatch() -> None:
+            stops = self._stops.get(user_id)
+            if stops is not None:
+                stops.discard(stop)
+                if not stops:
+                    del self._stops[user_id]
+
+        return unwatch
+
+    async def changed(self, user_id: str, banned: bool) -> None:
+        """A ban or unban, already stored: apply it here at once and tell
+        every other replica."""
+        self._apply(user_id, banned)
+        try:
+            await self.redis.publish(keys.BANS, f"{int(banned)} {user_id}")
+        except Exception as error:  # the others reload the set when they reconnect
+            log.warning("ban notice not published (%s)", error)
+
+    def _apply(self, user_id: str, banned: bool) -> None:
+        self._banned = self._banned | {user_id} if banned else self._banned - {user_id}
+        if banned:
+            for stop in list(self._stops.get(user_id, ())):
+                stop()
+
+    async def _reload(self) -> None:
+        banned = frozenset(cast(set[str], await self.redis.smembers(keys.BANNED)))
+        for user_id in banned - self._banned:
+            self._apply(user_id, True)
+        self._banned = banned
+
+    def _subscriber(self) -> Redis:
+        if isinstance(self.redis, RedisCluster):  # any node hears a classic PUBLISH
+            node = self.redis.get_default_node()
+            return Redis(host=node.host, port=int(node.port), socket_keepalive=True)
+        return self.redis
+
+    async def _listen(self) -> None:
+        while not cancel_requested():
+            client = self._subscriber()
+            pubsub = client.pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.subscribe(keys.BANS)
+                await self._reload()
+                self.listening.set()
+                while True:
+                    message = await pubsub.get_message(timeout=LISTEN_POLL_SECONDS)
+                    if message is not None and message.get("type") == "message":
+                        data = message["data"]
+                        flag, _, user_id = (data.decode() if isinstance(data, bytes) else data).partition(" ")
+                        self._apply(user_id, flag == "1")
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:
+                self.listening.clear()
+                log.warning("ban notices connection lost (%s); reconnecting", error)
+                await asyncio.sleep(RECONNECT_SECONDS)
+            finally:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()  # type: ignore[no-untyped-call]
+                if client is not self.redis:
+                    with contextlib.suppress(Exception):
+                        await client.aclose()
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
