@@ -127,14 +127,16 @@ bench/%/node_modules/.installed: bench/%/package.json bench/%/package-lock.json
 
 # The advisors' tables (Yatzy classic and Scandinavian, Bozó): advisor-tables
 # builds them afresh into .data/advisor (or RODADA_ADVISOR_DIR), printing time,
-# size and digest; advisor-cache loads them, building only a missing one (once
-# per checkout), so that services started next load them in milliseconds
-# before they serve. The image builds them in (deploy/docker/Dockerfile).
+# size and digest; advisor-cache does every game's work before serving (each
+# declaration's ``prepare``, services/kit/prepare.py: for these, load the
+# tables, building only a missing one, once per checkout), so that services
+# started next are ready in milliseconds. The image does the same
+# (deploy/docker/Dockerfile).
 advisor-tables: $(RUNTIME) $(STUBS)
 	$(PY) -m tools.build_advisor_tables
 
 advisor-cache: $(RUNTIME) $(STUBS)
-	$(PY) -c "import services.yatzy.advisor as y, services.bozo.advisor as b; y.prepare(); b.prepare()"
+	$(PY) -m services.kit.prepare
 
 # Side by side with boardgame.io (throughput at 10 and 50 matches, engine,
 # Redis memory, a matchmaking burst), then 10,000 idle feeds on one gateway.

@@ -16,7 +16,7 @@ import signal
 import uvicorn
 from prometheus_client import start_http_server
 
-from gateway.app import create_app
+from gateway.app import FastPath, create_app
 from gateway.settings import GatewaySettings
 from gateway.sockets import FeedSockets
 from services.kit import logs, tracing
@@ -29,7 +29,7 @@ async def serve(settings: GatewaySettings) -> None:
         # the ingress, the metrics are for Prometheus only.
         start_http_server(settings.metrics_port, settings.gateway_host)
     config = uvicorn.Config(
-        FeedSockets(app),
+        FeedSockets(FastPath(app, settings)),
         host=settings.gateway_host,
         port=settings.gateway_port,
         log_config=None,  # our JSON logs

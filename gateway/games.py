@@ -1,7 +1,8 @@
 """The games, as the gateway learns them: where each is served (settings)
 and everything else from the game's own ``Describe``. The gateway imports no
-game code; a game's messages come from its generated proto module, named by
-the game's ``proto_package``.
+game code and no game's generated stubs: a game's messages are built from
+the proto descriptors its ``Describe`` sends (``GameInfo.descriptors``), so
+the gateway serves a game it has never seen once ``GAMES`` lists it.
 
 Each game gets one long-lived channel that spreads calls over every ready
 replica (``dns:///`` resolution with round_robin: behind a headless
@@ -12,14 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import logging
 from dataclasses import dataclass
-from types import ModuleType
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, cast
 
 import grpc
-from google.protobuf import any_pb2, json_format
+from google.protobuf import any_pb2, descriptor_pb2, descriptor_pool, json_format, message_factory
 from google.protobuf.message import DecodeError, Message
 from rodada.common.v1 import match_pb2, match_pb2_grpc
 
@@ -57,7 +57,7 @@ class GameClient:
     """One game: its facts, its messages and the stub to call it."""
 
     info: match_pb2.GameInfo
-    messages: ModuleType
+    messages: SimpleNamespace  # the game's message classes by name: Options, Action, View, …
     stub: MatchServiceAsyncStub
 
     @property
@@ -140,6 +140,33 @@ class GameClient:
         )
 
 
+# The messages a game's proto package holds, as the platform uses them.
+GAME_MESSAGES = ("Options", "Action", "View", "Event", "Question", "Answer")
+
+
+def game_messages(info: match_pb2.GameInfo) -> SimpleNamespace:
+    """The game's messages, from the descriptors its Describe sent: each
+    file added to the process's descriptor pool once (a file already there,
+    such as the common proto, is left as it is), then each message's class."""
+    pool = descriptor_pool.Default()
+    files = descriptor_pb2.FileDescriptorSet.FromString(info.descriptors).file
+    if not files:
+        raise invalid("misconfigured", f"{info.name} sent no proto descriptors")
+    for file in files:
+        try:
+            pool.FindFileByName(file.name)
+        except KeyError:
+            pool.Add(file)
+    found = {}
+    for name in GAME_MESSAGES:
+        try:
+            descriptor = pool.FindMessageTypeByName(f"{info.proto_package}.{name}")
+        except KeyError:
+            continue
+        found[name] = message_factory.GetMessageClass(descriptor)
+    return SimpleNamespace(**found)
+
+
 def channel_target(address: str) -> str:
     """The gRPC target for a game's address: a name resolved (and resolved
     again) through DNS, or a fixed list of replicas' ``ip:port``."""
@@ -192,7 +219,7 @@ class Games:
                 try:
                     self._games[name] = await self._describe(name)
                     pending.discard(name)
-                except (grpc.aio.AioRpcError, ImportError, Refused) as error:
+                except (grpc.aio.AioRpcError, Refused, TypeError) as error:
                     log.warning("game %s not described yet: %s", name, error)
             if pending:
                 await asyncio.sleep(DESCRIBE_RETRY_SECONDS)
@@ -203,9 +230,7 @@ class Games:
         info = reply.game
         if info.name != name:
             raise invalid("misconfigured", f"{self._addresses[name]} serves {info.name}, not {name}")
-        package = info.proto_package
-        messages = importlib.import_module(f"{package}.{package.split('.')[-2]}_pb2")
-        return GameClient(info, messages, stub)
+        return GameClient(info, game_messages(info), stub)
 
     async def close(self) -> None:
         if self._describing is not None:

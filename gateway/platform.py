@@ -67,7 +67,7 @@ class Platform:
         self.play = Play(self.tables, self.games, self.matches, self.connections)
         self.results = Results(self.redis, self.games)
         self.standings = Standings(self.redis, self.games)
-        self.trophies = Trophies(self.redis, self.raw, self.games)
+        self.trophies = Trophies(self.redis, self.games)
         self.tournaments = Tournaments(self.redis, self.games, self.tables, self.results, self.trophies)
         self.leagues = Leagues(
             self.redis,

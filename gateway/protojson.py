@@ -36,10 +36,33 @@ _names: dict[str, str] = {}  # message full name -> its converter's name
 
 
 def message_json(message: Message) -> dict[str, Any]:
-    """The message's proto3 JSON object."""
+    """The message's proto3 JSON object (a match snapshot's shared, see
+    :data:`_SNAPSHOTS`: callers only read it)."""
     descriptor: Descriptor = message.DESCRIPTOR  # type: ignore[assignment]
+    if descriptor.full_name == _SNAPSHOT:
+        return _snapshot_json(message)
     result: dict[str, Any] = _namespace[_converter(descriptor)](message)
     return result
+
+
+# A move's snapshot for the mover reaches the gateway twice, as the HTTP
+# reply and on the mover's feed: the same snapshot (the game service replies
+# with the one it published), printed once. Keyed by its bytes (serializing
+# costs a tenth of printing), so only an identical snapshot is shared.
+_SNAPSHOT = "rodada.common.v1.Snapshot"
+_SNAPSHOTS: dict[bytes, dict[str, Any]] = {}
+_SNAPSHOTS_KEPT = 512  # a few hundred ms of moves: the reply and the feed come ms apart
+
+
+def _snapshot_json(snapshot: Any) -> dict[str, Any]:
+    key = snapshot.SerializeToString(deterministic=True)
+    printed = _SNAPSHOTS.get(key)
+    if printed is None:
+        printed = _namespace[_converter(snapshot.DESCRIPTOR)](snapshot)
+        if len(_SNAPSHOTS) >= _SNAPSHOTS_KEPT:
+            del _SNAPSHOTS[next(iter(_SNAPSHOTS))]  # the oldest
+        _SNAPSHOTS[key] = printed
+    return printed
 
 
 def _converter(descriptor: Descriptor) -> str:

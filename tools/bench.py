@@ -1,40 +1,52 @@
 """``make bench``: Rodada side by side with a boardgame.io reference, in one sitting.
 
-Throughput (issue 15): for each number of concurrent matches (10 and 50), the
-boardgame.io 0.50 reference (``bench/reference``: its server and Node driver)
-and Rodada's paths, driven by Node load generators of the same runtime
+Throughput (issues 15 and 22): for each number of concurrent matches (10
+and 50) and of players a match (solo and duel), the boardgame.io 0.50
+reference at its best (``bench/reference``: its server, and a driver on raw
+socket.io-client sockets, WebSocket only, reused across matches) and
+Rodada's paths, driven by lean Node load generators of the same runtime
 (``bench/rodada``) with the same game, move mix and match counts:
 
-- **gRPC**: the Yatzy service's own MatchService over ``@grpc/grpc-js``
-  (CreateMatch, then Act by each seat), no gateway: issue 15's "gRPC path",
-  the row its first table measured.
+- **gRPC**: the Yatzy service's own MatchService over bare HTTP/2
+  (``node:http2``; CreateMatch, then Act by each seat), no gateway: the
+  "gRPC path" the targets name.
 - **gRPC via the gateway**: the same over the gateway's PlatformService, as a
   mobile app plays (guests, CreateTable, StartTable, Act). Shown for
   reference; the targets are for the two other paths.
-- **web**: the gateway's HTTP API (``undici``) with a WebSocket feed per seat
-  (``ws``).
+- **web**: the gateway's HTTP API over bare HTTP/1.1 keep-alive
+  (``node:http``) with a WebSocket feed per seat (``ws``).
 
-Each row has moves/s, p50/p99, CPU per move of every process (the servers
-from ``/proc/<pid>/stat`` before and after the driver; the drivers' own) and
-the ratio to the reference run at the same match count, and "CPU × ref": the
+Every driver plays a warm-up (BENCH_WARMUP seconds) first and announces its
+window; every process's CPU is read from ``/proc/<pid>/stat`` at the window's
+edges. Each row has moves/s, p50/p99, CPU per move of every process (drivers
+included) and the ratio to the reference run at the same match count and
+players, and "CPU × ref": the
 reference's CPU per move (every process, drivers included) over the row's, the
 ratio two cores would allow if CPU were the only limit, which holds up on a
-busy machine where moves/s do not. Then, in process,
+busy machine where moves/s do not. Then the floors (``tools.bench_floors``,
+same run): a bare grpc.aio unary echo, a bare ASGI request on the gateway's
+server stack and a Redis EVALSHA, and every path's server CPU per move as a
+multiple of its floor. Then, in process,
 every game's engine apply median; the Redis memory of active matches and
 their events (``MEMORY USAGE``); and a burst of casual tickets formed into
 tables on one gateway, checked to seat every ticket exactly once.
 
 Every stack is our own on loopback (``tools.stack.Stack``) and stopped at
-the end. Environment: BENCH_SECONDS (10), BENCH_MATCHES ("10,50"),
-BENCH_PLAYERS (1: solo, as the reference's default; 2: duel),
-BENCH_THROWS (3), BENCH_TICKETS (5000), BENCH_PATHS
-("reference,grpc,platform,web"), BENCH_JSON (a file to write every result to).
+the end. Environment: BENCH_SECONDS (10), BENCH_WARMUP (2), BENCH_MATCHES
+("10,50"), BENCH_PLAYERS ("1,2": solo and duel rows), BENCH_THROWS (3),
+BENCH_TICKETS (5000), BENCH_PATHS ("reference,grpc,platform,web"),
+BENCH_FLOORS (1; 0 skips them), BENCH_JSON (a file to write every result
+to), BENCH_BASELINE (another checkout of the code, e.g. ``git archive`` of an
+earlier commit with this one's ``gen/``: its Rodada rows run in the same
+sitting, interleaved, marked "before"). A row during which other processes took more than 5 % of the window's
+CPU is marked: the machine was not quiet.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import select
 import subprocess
 import tempfile
 import time
@@ -44,7 +56,7 @@ from pathlib import Path
 from typing import Any
 
 from services.kit.tokens import Identity
-from tools import bench_engine, bench_matchmaking, bench_memory
+from tools import bench_engine, bench_floors, bench_matchmaking, bench_memory
 from tools.stack import Stack
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,10 +75,13 @@ PATH_NAMES = {
 class Settings:
     seconds: float = 10.0
     matches: tuple[int, ...] = (10, 50)
-    players: int = 1
+    players: tuple[int, ...] = (1, 2)
     throws: int = 3
     tickets: int = 5000
     paths: tuple[str, ...] = ("reference", "grpc", "platform", "web")
+    warmup: float = 2.0
+    floors: bool = True
+    baseline: Path | None = None
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -77,8 +92,11 @@ class Settings:
             raise SystemExit(f"BENCH_PATHS: unknown {sorted(unknown)}; known: {', '.join(PATH_NAMES)}")
         return cls(
             seconds=float(env.get("BENCH_SECONDS", "10")),
+            warmup=float(env.get("BENCH_WARMUP", "2")),
             matches=tuple(int(m) for m in env.get("BENCH_MATCHES", "10,50").split(",") if m),
-            players=int(env.get("BENCH_PLAYERS", "1")),
+            players=tuple(int(p) for p in env.get("BENCH_PLAYERS", "1,2").split(",") if p),
+            floors=env.get("BENCH_FLOORS", "1") not in ("", "0"),
+            baseline=Path(env["BENCH_BASELINE"]) if env.get("BENCH_BASELINE") else None,
             throws=int(env.get("BENCH_THROWS", "3")),
             tickets=int(env.get("BENCH_TICKETS", "5000")),
             paths=paths,
@@ -89,10 +107,12 @@ class Settings:
 class Row:
     path: str
     matches: int
+    players: int
     result: dict[str, Any]
     # CPU ms per move, by process (servers, then the driver).
     cpu: dict[str, float] = field(default_factory=dict)
     other_cpu_s: float = 0.0
+    before: bool = False  # measured on the baseline's code
 
 
 def cpu_seconds(pid: int) -> float:
@@ -131,15 +151,48 @@ def run_driver(
     args: list[str], timeout: float, pids: Mapping[str, int]
 ) -> tuple[dict[str, Any], dict[str, float]]:
     """Run a Node driver; its JSON line and the CPU seconds each of ``pids``
-    spent while it ran (and "other": the rest of the machine's)."""
-    busy = machine_busy_seconds()
-    before = {name: cpu_seconds(pid) for name, pid in pids.items()}
-    proc = subprocess.run(["node", *args], capture_output=True, text=True, timeout=timeout, check=False)
-    spent = {name: cpu_seconds(pid) - before[name] for name, pid in pids.items()}
+    spent during its window (read when it announces the window's start and
+    end; the warm-up before is not counted), and "other": the rest of the
+    machine's."""
+    proc = subprocess.Popen(
+        ["node", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1
+    )
+    lines: list[str] = []
+    before: dict[str, float] = {}
+    spent: dict[str, float] = {}
+    busy = 0.0
+    deadline = time.monotonic() + timeout
+    assert proc.stdout is not None
+    try:
+        while True:
+            ready, _, _ = select.select([proc.stdout], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                raise RuntimeError(f"{args[0]} gave no result in {timeout:.0f} s")
+            line = proc.stdout.readline()
+            if not line:
+                break
+            lines.append(line)
+            if '"window"' not in line:
+                continue
+            edge = json.loads(line)["window"]
+            if edge == "start":
+                busy = machine_busy_seconds()
+                before = {name: cpu_seconds(pid) for name, pid in pids.items()}
+            elif edge == "end":
+                spent = {name: cpu_seconds(pid) - before[name] for name, pid in pids.items()}
+                busy = machine_busy_seconds() - busy
+        proc.wait(timeout=max(1.0, deadline - time.monotonic()))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    stderr = proc.stderr.read() if proc.stderr else ""
     if proc.returncode != 0:
-        raise RuntimeError(f"{args[0]} exited {proc.returncode}: {proc.stderr[-2000:]}")
-    result = last_json(proc.stdout, "moves")
-    spent["other"] = machine_busy_seconds() - busy - sum(spent.values()) - result["driver_cpu_s"]
+        raise RuntimeError(f"{args[0]} exited {proc.returncode}: {stderr[-2000:]}")
+    if not spent:
+        raise RuntimeError(f"{args[0]} announced no window: {''.join(lines)[-2000:]}")
+    result = last_json("".join(lines), "moves")
+    spent["other"] = busy - sum(spent.values()) - result["driver_cpu_s"]
     return result, spent
 
 
@@ -147,34 +200,66 @@ def per_move(seconds: float, moves: int) -> float:
     return round(seconds * 1000 / moves, 3) if moves else float("nan")
 
 
-def reference_row(settings: Settings, matches: int) -> Row:
-    args = [
-        str(REFERENCE / "bench.js"),
-        *("--matches", str(matches), "--seconds", str(settings.seconds)),
-        *("--players", str(settings.players), "--throws", str(settings.throws)),
-    ]
-    proc = subprocess.run(
-        ["node", *args], capture_output=True, text=True, timeout=settings.seconds + 120, check=False
-    )
-    if proc.returncode != 0:
-        raise RuntimeError(f"reference bench exited {proc.returncode}: {proc.stderr[-2000:]}")
-    result = last_json(proc.stdout, "moves")
-    return Row(
-        "reference",
-        matches,
-        result,
-        {"server": result["server_cpu_ms_per_move"], "driver": result["driver_cpu_ms_per_move"]},
-        result["other_cpu_s"],
-    )
+class Reference:
+    """The boardgame.io reference server (``bench/reference/server.js``,
+    NODE_ENV=production as deployed), started once for its rows."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.process = subprocess.Popen(
+            ["node", str(REFERENCE / "server.js"), "0"],
+            env={**os.environ, "NODE_ENV": "production"},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        assert self.process.stdout is not None
+        ready, _, _ = select.select([self.process.stdout], [], [], 30)
+        line = self.process.stdout.readline() if ready else ""
+        if not line:
+            self.stop()
+            raise RuntimeError("the reference server did not start")
+        self.url = f"http://127.0.0.1:{json.loads(line)['port']}"
+
+    def row(self, matches: int, players: int) -> Row:
+        s = self.settings
+        args = [
+            str(REFERENCE / "driver.js"),
+            *("--server", self.url, "--matches", str(matches), "--seconds", str(s.seconds)),
+            *("--warmup", str(s.warmup), "--players", str(players), "--throws", str(s.throws)),
+        ]
+        result, spent = run_driver(args, s.warmup + s.seconds + 120, {"server": self.process.pid})
+        moves = result["moves"]
+        cpu = {"server": per_move(spent["server"], moves), "driver": per_move(result["driver_cpu_s"], moves)}
+        return Row("reference", matches, players, result, cpu, round(max(0.0, spent["other"]), 2))
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def reference_row(settings: Settings, matches: int, players: int = 1) -> Row:
+    """One reference row on a server of its own."""
+    reference = Reference(settings)
+    try:
+        return reference.row(matches, players)
+    finally:
+        reference.stop()
 
 
 class Rodada:
     """One loopback platform (its Redis, the Yatzy service, one gateway) for
     every Rodada row, so rows compare at the same state."""
 
-    def __init__(self, root: Path, settings: Settings) -> None:
+    def __init__(self, root: Path, settings: Settings, source: Path | None = None) -> None:
         self.settings = settings
-        self.stack = Stack(root, games=["yatzy"])
+        self.before = source is not None
+        self.stack = Stack(root, games=["yatzy"], source=source)
         self.gateway_url = self.stack.gateway()
         self.platform = self.stack.platform_grpc()
         assert self.stack.redis and self.stack.redis.process
@@ -184,7 +269,7 @@ class Rodada:
             "redis": self.stack.redis.process.pid,
         }
         # Seats for the direct path: the platform's token and one user per seat.
-        most = max(settings.matches) * max(settings.players, 2)
+        most = max(settings.matches) * 2
         self.tokens = root / "tokens.json"
         users = [Identity(f"u_bench{i:04d}", f"bench{i}", "user") for i in range(most)]
         self.tokens.write_text(
@@ -198,9 +283,9 @@ class Rodada:
 
     def row(self, path: str, matches: int, players: int | None = None) -> Row:
         s = self.settings
-        seats = players or s.players
+        seats = players or s.players[0]
         common = ["--matches", str(matches), "--seconds", str(s.seconds), "--players", str(seats)]
-        common += ["--throws", str(s.throws)]
+        common += ["--throws", str(s.throws), "--warmup", str(s.warmup)]
         if path == "grpc":
             args = [
                 str(DRIVERS / "grpc_driver.js"),
@@ -224,11 +309,11 @@ class Rodada:
         else:
             args = [str(DRIVERS / "web_driver.js"), "--gateway", self.gateway_url, *common]
             pids = dict(self.pids)
-        result, spent = run_driver(args, s.seconds + 120, pids)
+        result, spent = run_driver(args, s.warmup + s.seconds + 120, pids)
         moves = result["moves"]
         cpu = {name: per_move(seconds, moves) for name, seconds in spent.items() if name != "other"}
         cpu["driver"] = per_move(result["driver_cpu_s"], moves)
-        return Row(path, matches, result, cpu, round(max(0.0, spent["other"]), 2))
+        return Row(path, matches, seats, result, cpu, round(max(0.0, spent["other"]), 2), self.before)
 
     def stop(self) -> None:
         self.stack.stop()
@@ -246,32 +331,61 @@ def faults(result: dict[str, Any]) -> str:
     return text or "none"
 
 
+# Other processes may take this share of a window's CPU before the row is
+# marked as measured on a machine that was not quiet.
+QUIET_SHARE = 0.05
+
+
+def quiet(row: Row) -> bool:
+    return row.other_cpu_s <= QUIET_SHARE * 2 * max(row.result.get("seconds") or 0.0, 1e-9)
+
+
+def server_cpu(row: Row) -> float:
+    """CPU ms per move of the row's servers (every process but the driver)."""
+    return sum(ms for name, ms in row.cpu.items() if name != "driver")
+
+
 def table(rows: list[Row]) -> str:
     """The side-by-side table, in Markdown."""
-    references = {row.matches: row.result for row in rows if row.path == "reference"}
+    references = {(row.matches, row.players): row for row in rows if row.path == "reference"}
     lines = [
-        "| system | matches | moves/s | × ref | p50 ms | p99 ms | p99 × ref | CPU ms/move by process | "
-        "CPU × ref | other CPU s | faults |",
-        "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---|",
+        "| system | matches | players | moves/s | × ref | p50 ms | p99 ms | p99 × ref | "
+        "CPU ms/move by process | server CPU ms/move | CPU × ref | other CPU s | faults |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---|",
     ]
-    reference_cpu = {row.matches: sum(row.cpu.values()) for row in rows if row.path == "reference"}
     for row in rows:
-        r, ref = row.result, references.get(row.matches, {})
+        reference = references.get((row.matches, row.players))
+        r, ref = row.result, reference.result if reference else {}
         # The reference's CPU per move (every process, drivers included) over
         # this row's: the throughput ratio two cores would allow if CPU were
         # the only limit. It holds up on a busy machine, where moves/s do not.
-        cpu_ratio = ratio(reference_cpu.get(row.matches), sum(row.cpu.values()))
+        cpu_ratio = ratio(sum(reference.cpu.values()) if reference else None, sum(row.cpu.values()))
         cpu = " · ".join(f"{name} {ms:.3f}" for name, ms in row.cpu.items())
         extra = ""
         if r.get("feed_p99_ms") is not None:
             extra = f" (feed p50 {r['feed_p50_ms']:.2f}, p99 {r['feed_p99_ms']:.1f})"
+        other = f"{row.other_cpu_s:.1f}" + ("" if quiet(row) else " (not quiet)")
+        name = PATH_NAMES[row.path] + (" (before)" if row.before else "")
         lines.append(
-            f"| {PATH_NAMES[row.path]} | {row.matches} | {r['moves_per_second']:,.0f} | "
+            f"| {name} | {row.matches} | {row.players} | {r['moves_per_second']:,.0f} | "
             f"{ratio(r['moves_per_second'], ref.get('moves_per_second'))} | {r['p50_ms']:.2f} | "
             f"{r['p99_ms']:.1f}{extra} | {ratio(r['p99_ms'], ref.get('p99_ms'))} | {cpu} | "
-            f"{cpu_ratio} | {row.other_cpu_s:.1f} | {faults(r)} |"
+            f"{server_cpu(row):.3f} | {cpu_ratio} | {other} | {faults(r)} |"
         )
     return "\n".join(lines)
+
+
+def quiet_note(rows: list[Row]) -> str:
+    """Says whether the machine was quiet during the rows."""
+    noisy = [row for row in rows if not quiet(row)]
+    if not noisy:
+        return "machine: quiet during every row (other processes took under 5 % of each window's CPU)"
+    worst = max(row.other_cpu_s for row in noisy)
+    return (
+        f"machine: NOT QUIET during {len(noisy)} of {len(rows)} rows (other processes took up to "
+        f"{worst:.1f} CPU s of a window): the moves/s and latencies are low and their ratios unsure; "
+        "CPU per move is the steadier figure"
+    )
 
 
 def throughput(settings: Settings, root: Path) -> tuple[list[Row], bench_memory.Memory | None]:
@@ -280,20 +394,35 @@ def throughput(settings: Settings, root: Path) -> tuple[list[Row], bench_memory.
     if "reference" in settings.paths:
         npm_ci(REFERENCE)
     npm_ci(DRIVERS)
-    rodada = Rodada(root / "rodada", settings) if set(settings.paths) - {"reference"} else None
+    ours = set(settings.paths) - {"reference"}
+    rodada = Rodada(root / "rodada", settings) if ours else None
+    baseline = Rodada(root / "baseline", settings, settings.baseline) if ours and settings.baseline else None
+    reference = Reference(settings) if "reference" in settings.paths else None
     rows: list[Row] = []
     try:
         # Interleaved, so a busy spell on the shared machine hits every system alike.
         for matches in settings.matches:
-            for path in settings.paths:
-                print(f"bench: {PATH_NAMES[path]}, {matches} matches, {settings.seconds:g} s", flush=True)
-                if path == "reference":
-                    rows.append(reference_row(settings, matches))
-                else:
+            for players in settings.players:
+                for path in settings.paths:
+                    print(
+                        f"bench: {PATH_NAMES[path]}, {matches} matches of {players}, "
+                        f"{settings.warmup:g} s warm-up + {settings.seconds:g} s",
+                        flush=True,
+                    )
+                    if path == "reference":
+                        assert reference is not None
+                        rows.append(reference.row(matches, players))
+                        continue
                     assert rodada is not None
-                    rows.append(rodada.row(path, matches))
+                    if baseline is not None:
+                        rows.append(baseline.row(path, matches, players))
+                    rows.append(rodada.row(path, matches, players))
         return rows, bench_memory.measure(rodada.stack) if rodada is not None else None
     finally:
+        if reference is not None:
+            reference.stop()
+        if baseline is not None:
+            baseline.stop()
         if rodada is not None:
             rodada.stop()
 
@@ -307,6 +436,11 @@ def main() -> None:
         rows, memory = throughput(settings, root)
         report["throughput"] = [row.__dict__ for row in rows]
         print("\n" + table(rows))
+        print(quiet_note(rows))
+        if settings.floors:
+            floors = bench_floors.measure(root / "floors", settings.seconds, settings.warmup)
+            report["floors"] = floors
+            print("\n" + bench_floors.describe(floors, rows))
         if memory is not None:
             report["memory"] = memory.__dict__
             print("\n" + bench_memory.describe(memory))

@@ -1,6 +1,7 @@
 """Write the gateway's OpenAPI document to a file without running anything:
 the games' facts and messages come from their declarations (``services/<game>/
-game.py``), as a running gateway learns them from each game's Describe. The
+game.py``), as a running gateway learns them from each game's Describe (its
+messages from the descriptors Describe sends, as the gateway builds them). The
 Makefile feeds it to openapi-typescript for the web client's types.
 
     python -m tools.export_openapi clients/web/src/api/openapi.json
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from gateway.app import create_app
-from gateway.games import GameClient
+from gateway.games import GameClient, game_messages
 from gateway.openapi import build_openapi
 from gateway.settings import GatewaySettings
 from services.kit.game import discover, packages_from
@@ -28,7 +29,8 @@ class DeclaredGames:
         games = discover(packages_from(os.environ.get("GAME_PACKAGES", "")))
         self.names = sorted(games)
         self._described = [
-            GameClient(game.info(), game.messages, cast(Any, None)) for _, game in sorted(games.items())
+            GameClient(info, game_messages(info), cast(Any, None))
+            for info in (game.info() for _, game in sorted(games.items()))
         ]
 
     def described(self) -> list[GameClient]:

@@ -33,7 +33,8 @@ class Stack:
     say, with ``cluster=True``); otherwise the stack starts its own. ``games``
     limits it to some of the games found in ``packages``; ``replicas`` runs
     several replicas of a game's service (the gateway spreads its calls over
-    them)."""
+    them). ``source`` runs the processes from another checkout of the code
+    (the benchmark's baseline), this one's by default."""
 
     def __init__(
         self,
@@ -44,8 +45,10 @@ class Stack:
         packages: tuple[str, ...] = DEFAULT_PACKAGES,
         games: Sequence[str] | None = None,
         replicas: Mapping[str, int] | None = None,
+        source: Path | None = None,
     ) -> None:
         self.root = root
+        self.source = source
         self.keys_dir = root / "keys"
         self.signer = TokenSigner(load_or_create_signing_key(self.keys_dir))
         self.redis = None if redis_url else RedisServer(root / "redis").start()
@@ -95,8 +98,10 @@ class Stack:
         if name in self.processes and self.processes[name].poll() is None:
             return
         log = self.log_path(name).open("ab")
+        if self.source is not None:
+            env = {**env, "PYTHONPATH": f"{self.source}:{self.source / 'gen'}"}
         self.processes[name] = subprocess.Popen(
-            [sys.executable, *args], env=env, stdout=log, stderr=subprocess.STDOUT
+            [sys.executable, *args], env=env, stdout=log, stderr=subprocess.STDOUT, cwd=self.source
         )
         wait_for_port(port, timeout=30)
 

@@ -3,11 +3,12 @@
 // object with throughput, latency and the CPU each process spent per move.
 //
 //   node bench/reference/bench.js --matches 10 --seconds 10
-//        [--players 1|2] [--throws 3] [--transport default|websocket]
+//        [--warmup 2] [--players 1|2] [--throws 3]
 //
-// Server CPU is utime+stime from /proc/<pid>/stat, read just before the driver
-// starts and just after it exits, so it covers the lobby calls, socket
-// connects and moves of the run (as tools/bench.py does for our services).
+// Server CPU is utime+stime from /proc/<pid>/stat, read when the driver
+// announces its window's start and end (after the warm-up), so it covers the
+// moves counted (and the lobby calls of matches begun in the window), as
+// tools/bench.py does for our services.
 'use strict';
 
 const { execFileSync, spawn } = require('node:child_process');
@@ -25,7 +26,7 @@ const MATCHES = option('matches', '10');
 const SECONDS = option('seconds', '10');
 const PLAYERS = option('players', '1');
 const THROWS = option('throws', '3');
-const TRANSPORT = option('transport', 'default');
+const WARMUP = option('warmup', '2');
 
 const TICKS = Number(execFileSync('getconf', ['CLK_TCK'])) || 100; // /proc/<pid>/stat's unit
 function cpuSeconds(pid) {
@@ -63,22 +64,23 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
   });
 }
 
-// Resolves with the first stdout line that parses as JSON and has `key`.
-function jsonLine(child, key, timeoutMs) {
+// Resolves with the first stdout line that parses as JSON and has `key`
+// (and, with `value`, that value under it).
+function jsonLine(child, key, timeoutMs, want) {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no ${key} line in ${timeoutMs} ms`)), timeoutMs);
     // 'close', not 'exit': stdout may still hold the line when the process exits.
     child.on('close', (code) => reject(new Error(`exited with ${code} before its ${key} line`)));
     readline.createInterface({ input: child.stdout }).on('line', (line) => {
-      let value;
+      let parsed;
       try {
-        value = JSON.parse(line);
+        parsed = JSON.parse(line);
       } catch {
         return;
       }
-      if (value && key in value) {
+      if (parsed && key in parsed && (want === undefined || parsed[key] === want)) {
         clearTimeout(timer);
-        resolve(value);
+        resolve(parsed);
       }
     });
   });
@@ -93,46 +95,53 @@ async function main() {
   const server = start('server.js', ['0'], { NODE_ENV: 'production' });
   const { port } = await jsonLine(server, 'ready', 20_000);
 
-  const before = cpuSeconds(server.pid);
-  const machineBefore = machineBusySeconds();
   const driver = start(
     'driver.js',
     ['--server', `http://127.0.0.1:${port}`, '--matches', MATCHES, '--seconds', SECONDS,
-      '--players', PLAYERS, '--throws', THROWS, '--transport', TRANSPORT],
+      '--warmup', WARMUP, '--players', PLAYERS, '--throws', THROWS],
     {},
   );
-  const run = await jsonLine(driver, 'moves', (Number(SECONDS) + 60) * 1000);
-  await closed(driver);
+  const limit = (Number(WARMUP) + Number(SECONDS) + 60) * 1000;
+  const run = jsonLine(driver, 'moves', limit);
+  run.catch(() => {});
+  // The server's CPU over the driver's window only (the warm-up is not counted).
+  await jsonLine(driver, 'window', limit, 'start');
+  const before = cpuSeconds(server.pid);
+  const machineBefore = machineBusySeconds();
+  await jsonLine(driver, 'window', limit, 'end');
   const serverCpu = cpuSeconds(server.pid) - before;
-  const otherCpu = machineBusySeconds() - machineBefore - serverCpu - run.driver_cpu_s;
+  const machineBusy = machineBusySeconds() - machineBefore;
+  const result = await run;
+  await closed(driver);
+  const otherCpu = machineBusy - serverCpu - result.driver_cpu_s;
   server.kill('SIGTERM');
   await closed(server);
 
-  const perMove = (seconds) => (run.moves ? Number(((seconds * 1000) / run.moves).toFixed(3)) : null);
+  const perMove = (seconds) => (result.moves ? Number(((seconds * 1000) / result.moves).toFixed(3)) : null);
   console.log(
     JSON.stringify({
       server: `boardgame.io@${require('boardgame.io/package.json').version}`,
       node: process.version,
-      matches: run.matches,
-      seconds: run.seconds,
-      moves: run.moves,
-      moves_per_second: run.moves_per_second,
-      p50_ms: run.p50_ms,
-      p99_ms: run.p99_ms,
+      matches: result.matches,
+      seconds: result.seconds,
+      moves: result.moves,
+      moves_per_second: result.moves_per_second,
+      p50_ms: result.p50_ms,
+      p99_ms: result.p99_ms,
       server_cpu_ms_per_move: perMove(serverCpu),
-      driver_cpu_ms_per_move: perMove(run.driver_cpu_s),
-      matches_finished: run.matches_finished,
-      unanswered: run.unanswered,
-      mismatched: run.mismatched,
-      players: run.players,
-      throws: run.throws,
-      transport: run.transport,
+      driver_cpu_ms_per_move: perMove(result.driver_cpu_s),
+      matches_finished: result.matches_finished,
+      unanswered: result.unanswered,
+      mismatched: result.mismatched,
+      players: result.players,
+      throws: result.throws,
+      transport: result.transport,
       // CPU seconds that other processes took from the 2 cores during the run
       // (0-0.2 s on a quiet machine); much more means the numbers are low.
       other_cpu_s: Number(Math.max(0, otherCpu).toFixed(2)),
     }),
   );
-  if (otherCpu > 0.05 * run.seconds) {
+  if (otherCpu > 0.05 * result.seconds) {
     console.error(`bench: other processes used ${otherCpu.toFixed(1)} CPU s during the run; numbers are low`);
   }
 }

@@ -92,21 +92,52 @@ function noteError(stats, error) {
   if (stats.firstError === null) stats.firstError = String(error && error.message ? error.message : error);
 }
 
-// Runs `playMatch(deadline)` back to back in each of `matches` slots until
-// the deadline (moves in flight are waited for), then prints the driver's
-// JSON line with `extra` fields and exits. The same shape as the reference's.
-async function run({ matches, seconds, players, throws, path: pathName, slot, extra }) {
+// Runs `slot(index, deadline, stats, counting)` in each of `matches` slots
+// until the deadline: the first `warmup` seconds are played but not counted
+// (connections open, caches fill, the JIT warms), then a window of `seconds`
+// in which a move answered counts (`counting()` says whether it does now).
+// The window's edges are printed ({"window": "start"}, {"window": "end"}) so
+// the harness reads the servers' CPU at the same instants as the driver's
+// own. Moves in flight at the end are waited for (not counted), then the
+// driver prints its JSON line with `extra` fields and exits.
+// Calls `fn` once performance.now() has reached `time` (a timer may fire a
+// fraction of a millisecond early).
+function at(time, fn) {
+  const left = time - performance.now();
+  if (left <= 0) fn();
+  else setTimeout(() => at(time, fn), Math.ceil(left));
+}
+
+async function run({ matches, seconds, warmup = 2, players, throws, path: pathName, slot, extra }) {
   setTimeout(() => {
     console.error('driver: hard time limit reached');
     process.exit(2);
-  }, (seconds + 60) * 1000).unref();
+  }, (warmup + seconds + 60) * 1000).unref();
   const stats = newStats();
-  const cpu = cpuSeconds();
-  const start = performance.now();
-  const deadline = start + seconds * 1000;
-  await Promise.all(Array.from({ length: matches }, (_, i) => slot(i, deadline, stats)));
-  const elapsed = (performance.now() - start) / 1000;
-  const used = cpuSeconds() - cpu;
+  const begin = performance.now();
+  // Slots play on a moment past the window (its end may come a little late).
+  const deadline = begin + (warmup + seconds + 0.5) * 1000;
+  const window = { open: false, closed: false, start: 0, elapsed: 0, cpu: 0 };
+  const counting = () => window.open && !window.closed;
+  // The window's end is timed from its start, so it lasts `seconds` at least.
+  const closed = new Promise((resolve) =>
+    setTimeout(async () => {
+      window.cpu = cpuSeconds();
+      window.start = performance.now();
+      window.open = true;
+      await print({ window: 'start' });
+      at(window.start + seconds * 1000, async () => {
+        window.closed = true;
+        window.elapsed = (performance.now() - window.start) / 1000;
+        window.cpu = cpuSeconds() - window.cpu;
+        await print({ window: 'end' });
+        resolve();
+      });
+    }, warmup * 1000),
+  );
+  await Promise.all(Array.from({ length: matches }, (_, i) => slot(i, deadline, stats, counting)));
+  await closed;
+  const elapsed = window.elapsed;
   const sorted = stats.latencies.sort((a, b) => a - b);
   await print({
     path: pathName,
@@ -115,7 +146,7 @@ async function run({ matches, seconds, players, throws, path: pathName, slot, ex
     moves_per_second: round(sorted.length / elapsed, 1),
     p50_ms: round(percentile(sorted, 50)),
     p99_ms: round(percentile(sorted, 99)),
-    driver_cpu_s: round(used),
+    driver_cpu_s: round(window.cpu),
     matches,
     matches_started: stats.started,
     matches_finished: stats.finished,
@@ -125,7 +156,8 @@ async function run({ matches, seconds, players, throws, path: pathName, slot, ex
     first_error: stats.firstError,
     players,
     throws,
-    ...(extra ? extra(stats) : {}),
+    warmup,
+    ...(extra ? extra(stats, counting) : {}),
   });
   process.exit(0);
 }

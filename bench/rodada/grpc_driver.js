@@ -1,10 +1,12 @@
-// Load generator for Rodada over gRPC (@grpc/grpc-js): N concurrent Yatzy
-// matches, solo or duel, each move sent as soon as the previous one's answer
-// arrives, the reference driver's strategy and move mix. Prints one JSON line.
+// Load generator for Rodada over gRPC, lean: bare HTTP/2 (node:http2, see
+// h2grpc.js) with protobufjs messages, N concurrent Yatzy matches, solo or
+// duel, each move sent as soon as the previous one's answer arrives, the
+// reference driver's strategy and move mix. Prints one JSON line (and the
+// window's edges, see common.js).
 //
 //   node grpc_driver.js --target service --address 127.0.0.1:50051 --tokens tokens.json
 //   node grpc_driver.js --target platform --address 127.0.0.1:50050
-//        [--matches 10] [--seconds 10] [--players 1|2] [--throws 3]
+//        [--matches 10] [--seconds 10] [--warmup 2] [--players 1|2] [--throws 3]
 //
 // --target service: "the gRPC path" of issue 15, the game service's own
 //   rodada.common.v1.MatchService (CreateMatch with the platform's token, Act
@@ -24,15 +26,14 @@
 
 const fs = require('node:fs');
 const { performance } = require('node:perf_hooks');
-const grpc = require('@grpc/grpc-js');
-const protoLoader = require('@grpc/proto-loader');
-const protobuf = require('protobufjs');
 const common = require('./common');
+const { Channel, DEADLINE_EXCEEDED, loadRoot } = require('./h2grpc');
 
 const TARGET = common.option('target', 'service');
 const ADDRESS = common.option('address', '127.0.0.1:50051');
 const MATCHES = Number(common.option('matches', 10));
 const SECONDS = Number(common.option('seconds', 10));
+const WARMUP = Number(common.option('warmup', 2));
 const PLAYERS = Number(common.option('players', 1));
 const THROWS = Number(common.option('throws', 3));
 const TOKENS = common.option('tokens', '');
@@ -40,24 +41,38 @@ if (!['service', 'platform'].includes(TARGET)) throw new Error(`unknown target $
 if (![1, 2].includes(PLAYERS)) throw new Error('--players is 1 or 2');
 common.loopbackOnly(ADDRESS);
 
-const LOADER = { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true, includeDirs: [common.PROTOS] };
-const definition = protoLoader.loadSync(
-  ['rodada/common/v1/match.proto', 'rodada/platform/v1/platform.proto'],
-  LOADER,
-);
-const loaded = grpc.loadPackageDefinition(definition);
-const MatchService = loaded.rodada.common.v1.MatchService;
-const PlatformService = loaded.rodada.platform.v1.PlatformService;
-
-// The game's own messages travel in google.protobuf.Any: protobufjs encodes
-// and decodes them (the same descriptors, the same conversions as the loader).
-const root = new protobuf.Root();
-root.resolvePath = (_origin, target) => (target.startsWith('google/') ? target : `${common.PROTOS}/${target}`);
-root.loadSync('rodada/yatzy/v1/yatzy.proto', { keepCase: true });
-const Action = root.lookupType('rodada.yatzy.v1.Action');
-const View = root.lookupType('rodada.yatzy.v1.View');
-const ACTION_URL = 'type.googleapis.com/rodada.yatzy.v1.Action';
+const root = loadRoot([
+  'rodada/common/v1/match.proto',
+  'rodada/platform/v1/platform.proto',
+  'rodada/yatzy/v1/yatzy.proto',
+]);
+const type = (name) => root.lookupType(name);
 const CONVERT = { enums: String, longs: Number, defaults: true, arrays: true };
+const Action = type('rodada.yatzy.v1.Action');
+const View = type('rodada.yatzy.v1.View');
+const ACTION_URL = 'type.googleapis.com/rodada.yatzy.v1.Action';
+
+// Per method: its path and its request and reply messages.
+function method(service, name, request, reply) {
+  return { path: `/${service}/${name}`, request: type(request), reply: type(reply) };
+}
+const MATCH = 'rodada.common.v1.MatchService';
+const PLATFORM = 'rodada.platform.v1.PlatformService';
+const M = {
+  CreateMatch: method(MATCH, 'CreateMatch', 'rodada.common.v1.CreateMatchRequest', 'rodada.common.v1.CreateMatchResponse'),
+  ActMatch: method(MATCH, 'Act', 'rodada.common.v1.ActRequest', 'rodada.common.v1.ActResponse'),
+  LogInAsGuest: method(PLATFORM, 'LogInAsGuest', 'rodada.platform.v1.LogInAsGuestRequest', 'rodada.platform.v1.LogInAsGuestResponse'),
+  CreateTable: method(PLATFORM, 'CreateTable', 'rodada.platform.v1.CreateTableRequest', 'rodada.platform.v1.CreateTableResponse'),
+  JoinTable: method(PLATFORM, 'JoinTable', 'rodada.platform.v1.JoinTableRequest', 'rodada.platform.v1.JoinTableResponse'),
+  StartTable: method(PLATFORM, 'StartTable', 'rodada.platform.v1.StartTableRequest', 'rodada.platform.v1.StartTableResponse'),
+  ActTable: method(PLATFORM, 'Act', 'rodada.platform.v1.ActRequest', 'rodada.platform.v1.ActResponse'),
+};
+
+async function unary(channel, m, request, token) {
+  const bytes = m.request.encode(m.request.fromObject(request)).finish();
+  const reply = await channel.call(m.path, bytes, token, common.MOVE_TIMEOUT_MS);
+  return m.reply.toObject(m.reply.decode(reply), CONVERT);
+}
 
 function packAction(move) {
   return { type_url: ACTION_URL, value: Action.encode(Action.fromObject(move)).finish() };
@@ -66,35 +81,22 @@ function viewOf(snapshot) {
   return View.toObject(View.decode(snapshot.view.value), CONVERT);
 }
 
-// Keep each seat's connection its own, as separate apps' are.
-const CHANNEL_OPTIONS = { 'grpc.use_local_subchannel_pool': 1 };
-
-function unary(client, method, request, token) {
-  const metadata = new grpc.Metadata();
-  if (token) metadata.set('authorization', `Bearer ${token}`);
-  return new Promise((resolve, reject) => {
-    client[method](request, metadata, { deadline: Date.now() + common.MOVE_TIMEOUT_MS }, (error, reply) =>
-      error ? reject(error) : resolve(reply),
-    );
-  });
-}
-
 const tokens = TARGET === 'service' ? JSON.parse(fs.readFileSync(TOKENS, 'utf8')) : null;
 if (tokens && tokens.users.length < MATCHES * PLAYERS) {
   throw new Error(`${TOKENS} has ${tokens.users.length} users, ${MATCHES * PLAYERS} needed`);
 }
 
-// A slot's seats: a client (channel) and who sits there.
-async function seatsFor(index, Service) {
+// A slot's seats: a channel and who sits there.
+async function seatsFor(index) {
   const seats = [];
   for (let seat = 0; seat < PLAYERS; seat++) {
-    const client = new Service(ADDRESS, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
+    const channel = new Channel(ADDRESS);
     if (TARGET === 'service') {
       const user = tokens.users[index * PLAYERS + seat];
-      seats.push({ client, token: user.token, user_id: user.user_id });
+      seats.push({ channel, token: user.token, user_id: user.user_id });
     } else {
-      const { session } = await unary(client, 'LogInAsGuest', { name: `bench${index}-${seat}` });
-      seats.push({ client, token: session.access_token, user_id: session.user.id });
+      const { session } = await unary(channel, M.LogInAsGuest, { name: `bench${index}-${seat}` });
+      seats.push({ channel, token: session.access_token, user_id: session.user.id });
     }
   }
   return seats;
@@ -104,33 +106,35 @@ async function seatsFor(index, Service) {
 async function newMatch(seats) {
   if (TARGET === 'service') {
     const { snapshot } = await unary(
-      seats[0].client,
-      'CreateMatch',
+      seats[0].channel,
+      M.CreateMatch,
       { seats: seats.map((s) => ({ user_id: s.user_id, display_name: 'bench' })) },
       tokens.platform,
     );
     return { id: snapshot.match_id, snapshot };
   }
-  const { table } = await unary(seats[0].client, 'CreateTable', { game: 'yatzy', seats: PLAYERS }, seats[0].token);
+  const { table } = await unary(seats[0].channel, M.CreateTable, { game: 'yatzy', seats: PLAYERS }, seats[0].token);
   for (const seat of seats.slice(1)) {
-    await unary(seat.client, 'JoinTable', { invite_code: table.invite_code }, seat.token);
+    await unary(seat.channel, M.JoinTable, { invite_code: table.invite_code }, seat.token);
   }
-  const { match } = await unary(seats[0].client, 'StartTable', { table_id: table.id }, seats[0].token);
+  const { match } = await unary(seats[0].channel, M.StartTable, { table_id: table.id }, seats[0].token);
   return { id: table.id, snapshot: match };
 }
 
 async function act(seat, id, version, move) {
   const action = packAction(move);
   if (TARGET === 'service') {
-    return (await unary(seat.client, 'Act', { match_id: id, expected_version: version, action }, seat.token)).snapshot;
+    return (await unary(seat.channel, M.ActMatch, { match_id: id, expected_version: version, action }, seat.token))
+      .snapshot;
   }
-  return (await unary(seat.client, 'Act', { table_id: id, expected_version: version, action }, seat.token)).match;
+  return (await unary(seat.channel, M.ActTable, { table_id: id, expected_version: version, action }, seat.token))
+    .match;
 }
 
-async function slot(index, deadline, stats) {
+async function slot(index, deadline, stats, counting) {
   let seats;
   try {
-    seats = await seatsFor(index, TARGET === 'service' ? MatchService : PlatformService);
+    seats = await seatsFor(index);
   } catch (error) {
     common.noteError(stats, error);
     return;
@@ -156,14 +160,14 @@ async function slot(index, deadline, stats) {
       try {
         answer = await act(seats[mover], match.id, snapshot.version, move);
       } catch (error) {
-        if (error.code === grpc.status.DEADLINE_EXCEEDED) stats.unanswered++;
+        if (error.code === DEADLINE_EXCEEDED) stats.unanswered++;
         else common.noteError(stats, error);
         snapshot = null;
         break;
       }
       const latency = performance.now() - sentAt;
       if (answer.version > snapshot.version && common.applied(before, viewOf(answer), mover, move)) {
-        stats.latencies.push(latency);
+        if (counting()) stats.latencies.push(latency);
       } else {
         stats.mismatched++;
       }
@@ -171,11 +175,19 @@ async function slot(index, deadline, stats) {
     }
     if (snapshot && snapshot.status === 'MATCH_STATUS_FINISHED') stats.finished++;
   }
-  for (const seat of seats) seat.client.close();
+  for (const seat of seats) seat.channel.close();
 }
 
 common
-  .run({ matches: MATCHES, seconds: SECONDS, players: PLAYERS, throws: THROWS, path: `grpc-${TARGET}`, slot })
+  .run({
+    matches: MATCHES,
+    seconds: SECONDS,
+    warmup: WARMUP,
+    players: PLAYERS,
+    throws: THROWS,
+    path: `grpc-${TARGET}`,
+    slot,
+  })
   .catch((error) => {
     console.error(error);
     process.exit(1);

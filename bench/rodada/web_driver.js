@@ -1,9 +1,11 @@
-// Load generator for Rodada's web path: the gateway's HTTP API (undici) with a
+// Load generator for Rodada's web path, lean: the gateway's HTTP API over
+// bare HTTP/1.1 keep-alive (node:http, one Agent socket per seat) with a
 // WebSocket feed per seat (ws), N concurrent Yatzy matches, solo or duel, the
-// reference driver's strategy and move mix. Prints one JSON line.
+// reference driver's strategy and move mix. Prints one JSON line (and the
+// window's edges, see common.js).
 //
 //   node web_driver.js --gateway http://127.0.0.1:8000
-//        [--matches 10] [--seconds 10] [--players 1|2] [--throws 3]
+//        [--matches 10] [--seconds 10] [--warmup 2] [--players 1|2] [--throws 3]
 //
 // Each seat is a guest (POST /v1/auth/guest) with its own keep-alive HTTP
 // connection, kept for the slot's matches as a browser tab keeps it. Each
@@ -17,7 +19,7 @@
 'use strict';
 
 const { performance } = require('node:perf_hooks');
-const { Client } = require('undici');
+const http = require('node:http');
 const WebSocket = require('ws');
 const common = require('./common');
 
@@ -26,36 +28,53 @@ const MATCHES = Number(common.option('matches', 10));
 const SECONDS = Number(common.option('seconds', 10));
 const PLAYERS = Number(common.option('players', 1));
 const THROWS = Number(common.option('throws', 3));
+const WARMUP = Number(common.option('warmup', 2));
 const FEED_END_TIMEOUT_MS = 10_000;
 if (![1, 2].includes(PLAYERS)) throw new Error('--players is 1 or 2');
 common.loopbackOnly(GATEWAY);
 const WS_BASE = GATEWAY.replace(/^http/, 'ws');
+const { hostname: HOST, port: PORT } = new URL(GATEWAY);
 
 const feedStats = { latencies: [], messages: 0, ended: 0, missing: 0 };
 
 class HttpError extends Error {}
+class Timeout extends Error {}
 
-async function call(seat, method, path, body) {
-  const { statusCode, body: reply } = await seat.http.request({
-    method,
-    path,
-    headers: {
-      'content-type': 'application/json',
-      ...(seat.token ? { authorization: `Bearer ${seat.token}` } : {}),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    headersTimeout: common.MOVE_TIMEOUT_MS,
-    bodyTimeout: common.MOVE_TIMEOUT_MS,
+// One request on the seat's own keep-alive connection; the reply's JSON.
+function call(seat, method, path, body) {
+  const payload = body === undefined ? '' : JSON.stringify(body);
+  const headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) };
+  if (seat.token) headers.authorization = `Bearer ${seat.token}`;
+  return new Promise((resolve, reject) => {
+    const request = http.request({ host: HOST, port: PORT, method, path, headers, agent: seat.agent }, (reply) => {
+      const chunks = [];
+      reply.on('data', (chunk) => chunks.push(chunk));
+      reply.on('end', () => {
+        clearTimeout(timer);
+        const text = Buffer.concat(chunks).toString();
+        if (reply.statusCode !== 200 && reply.statusCode !== 201) {
+          reject(new HttpError(`${method} ${path}: ${reply.statusCode} ${text}`));
+        } else {
+          resolve(JSON.parse(text));
+        }
+      });
+    });
+    const timer = setTimeout(() => {
+      request.destroy();
+      reject(new Timeout(`${method} ${path}: no answer in ${common.MOVE_TIMEOUT_MS} ms`));
+    }, common.MOVE_TIMEOUT_MS);
+    request.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    request.end(payload);
   });
-  const text = await reply.text();
-  if (statusCode !== 200 && statusCode !== 201) throw new HttpError(`${method} ${path}: ${statusCode} ${text}`);
-  return JSON.parse(text);
 }
 
 // One seat's feed of the table: counts what arrives, notes when the mover's
 // own snapshot of a version arrives (`waiting`: version → sent time), and
 // resolves `ended` on the feed's end message.
-function openFeed(seat, tableId, waiting) {
+function openFeed(seat, tableId, waiting, counting) {
   const ws = new WebSocket(`${WS_BASE}/v1/tables/${tableId}/events`);
   const feed = { ws, closed: false };
   feed.ended = new Promise((resolve) => {
@@ -64,7 +83,7 @@ function openFeed(seat, tableId, waiting) {
       feedStats.messages++;
       const message = JSON.parse(data);
       if (message.snapshot && waiting.has(message.snapshot.version)) {
-        feedStats.latencies.push(performance.now() - waiting.get(message.snapshot.version));
+        if (counting()) feedStats.latencies.push(performance.now() - waiting.get(message.snapshot.version));
         waiting.delete(message.snapshot.version);
       } else if (message.end) {
         resolve(true);
@@ -76,13 +95,13 @@ function openFeed(seat, tableId, waiting) {
   return feed;
 }
 
-async function slot(index, deadline, stats) {
+async function slot(index, deadline, stats, counting) {
   const seats = [];
   try {
     for (let seat = 0; seat < PLAYERS; seat++) {
-      const http = new Client(GATEWAY, { pipelining: 1 });
-      const session = await call({ http }, 'POST', '/v1/auth/guest', { name: `bench${index}-${seat}` });
-      seats.push({ http, token: session.access_token });
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+      const session = await call({ agent }, 'POST', '/v1/auth/guest', { name: `bench${index}-${seat}` });
+      seats.push({ agent, token: session.access_token });
     }
   } catch (error) {
     common.noteError(stats, error);
@@ -99,7 +118,7 @@ async function slot(index, deadline, stats) {
       for (const seat of seats.slice(1)) {
         await call(seat, 'POST', '/v1/tables/join', { invite_code: table.invite_code });
       }
-      seats.forEach((seat, i) => feeds.push(openFeed(seat, table.id, waiting[i])));
+      seats.forEach((seat, i) => feeds.push(openFeed(seat, table.id, waiting[i], counting)));
       snapshot = await call(seats[0], 'POST', `/v1/tables/${table.id}/start`);
     } catch (error) {
       common.noteError(stats, error);
@@ -120,7 +139,7 @@ async function slot(index, deadline, stats) {
           action: move,
         });
       } catch (error) {
-        if (error.name === 'HeadersTimeoutError' || error.name === 'BodyTimeoutError') stats.unanswered++;
+        if (error instanceof Timeout) stats.unanswered++;
         else common.noteError(stats, error);
         snapshot = null;
         break;
@@ -129,7 +148,7 @@ async function slot(index, deadline, stats) {
       // A version a move skipped past (never the case in Yatzy) is not waited for.
       if (answer.version !== snapshot.version + 1) waiting[mover].delete(snapshot.version + 1);
       if (answer.version > snapshot.version && common.applied(before, answer.view, mover, move)) {
-        stats.latencies.push(latency);
+        if (counting()) stats.latencies.push(latency);
       } else {
         stats.mismatched++;
       }
@@ -146,13 +165,14 @@ async function slot(index, deadline, stats) {
     }
     for (const feed of feeds) feed.ws.terminate();
   }
-  for (const seat of seats) await seat.http.close();
+  for (const seat of seats) seat.agent.destroy();
 }
 
 common
   .run({
     matches: MATCHES,
     seconds: SECONDS,
+    warmup: WARMUP,
     players: PLAYERS,
     throws: THROWS,
     path: 'web',

@@ -122,7 +122,9 @@ class LobbyScreen(Screen[None]):
         except Refusal as refusal:
             self.status(f"Cannot list the games: {refusal}")
             return
-        self.games = {g.name: g for g in listed.games if g.name in games.PANELS}
+        self.games = {
+            g.name: g for g in listed.games
+        }  # a game without a board of its own gets the generic one
         game_list = self.query_one("#games", OptionList)
         game_list.add_options([Option(g.title, id=g.name) for g in self.games.values()])
         game_list.highlighted = 0

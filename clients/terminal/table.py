@@ -28,7 +28,7 @@ from textual.widgets import Footer, Input, RichLog, Static
 
 from clients.terminal.connection import Connection, Refusal, pack, unpack
 from clients.terminal.feed import Lost, TableFeed
-from clients.terminal.games import PANELS
+from clients.terminal.games import panel as panel_of
 from clients.terminal.games.base import ACTIVE, GamePanel, seat_name
 
 C = p.TableChangeKind
@@ -201,8 +201,8 @@ class TableScreen(Screen[None]):
             chat = unpack(event.chat, social_pb2.ChatMessage)
             side = "" if chat.channel == social_pb2.CHAT_CHANNEL_TABLE_PLAYERS else " (spectator)"
             return f"{chat.sender_name}{side}: {chat.text}"
-        panel = PANELS.get(self.snap.game if self.snap else self.table.game if self.table else "")
-        if body == "event" and panel is not None:
+        if body == "event" and self.snap is not None:
+            panel = panel_of(self.snap)
             return panel.describe(unpack(event.event, panel.Event), self.who)
         return body or "?"
 
@@ -239,10 +239,8 @@ class TableScreen(Screen[None]):
             board = self.query_one("#board")
             if isinstance(board, GamePanel):
                 board.show(snap)
-            elif snap.game in PANELS:
-                await self._swap(PANELS[snap.game](snap))
             else:
-                await self._swap(Static(f"This client cannot draw {snap.game}.", id="board"))
+                await self._swap(panel_of(snap)(snap))
             to_act = ", ".join(seat_name(snap, s) for s in snap.to_act) if snap.status == ACTIVE else "over"
             you = f"{seat_name(snap, snap.seat)}, seat {snap.seat}" if snap.seat >= 0 else "spectator"
             self.query_one("#title", Static).update(

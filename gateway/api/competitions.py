@@ -9,7 +9,6 @@ from rodada.platform.v1 import competitions_pb2 as pb
 from rodada.platform.v1 import competitions_pb2_grpc
 
 from gateway.api.face import Context, Servicer, caller, options
-from gateway.competitions import trophies
 from gateway.competitions.tournaments import STATUSES
 
 _STATUS_NAMES = {number: name for name, number in STATUSES.items()}
@@ -26,7 +25,7 @@ class CompetitionServicer(Servicer, competitions_pb2_grpc.CompetitionServiceServ
         self, request: pb.ListTrophyKindsRequest, context: Context
     ) -> pb.ListTrophyKindsResponse:
         caller(context)
-        return pb.ListTrophyKindsResponse(kinds=[k.message() for k in trophies.KINDS])
+        return pb.ListTrophyKindsResponse(kinds=[k.message() for k in self.p.trophies.kinds()])
 
     async def CreateTournament(
         self, request: pb.CreateTournamentRequest, context: Context

@@ -45,7 +45,10 @@ class PlatformServicer(Servicer, platform_pb2_grpc.PlatformServiceServicer):
         return pb.GetMeResponse(user=user_message(caller(context).identity))
 
     async def ListGames(self, request: pb.ListGamesRequest, context: Context) -> pb.ListGamesResponse:
-        return pb.ListGamesResponse(games=[g.info for g in self.p.games.described()])
+        games = pb.ListGamesResponse(games=[g.info for g in self.p.games.described()])
+        for game in games.games:
+            game.ClearField("descriptors")  # Describe's, for a game's service and codecs
+        return games
 
     # -- tables ----------------------------------------------------------------
 

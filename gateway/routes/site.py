@@ -3,11 +3,14 @@ by the gateway itself so a browser needs nothing from anywhere else.
 
 The web client is built by the Makefile (``make web``) into ``WEB_DIR``; the
 gateway serves it at ``/`` when it is there (a gateway without it is an API
-alone). The rules are Markdown pages rendered to HTML, in English
-(docs/rules/*.md, and docs/fairness.md) and in Brazilian Portuguese
-(docs/rules/pt-BR/*.md): ``/rules/en/<page>`` and ``/rules/pt-BR/<page>``
-name the language, ``/rules/<page>`` answers in the reader's (the web
-client's choice, kept in the ``rodada.lang`` cookie, else Accept-Language).
+alone). The rules are Markdown pages rendered to HTML, in English and in
+Brazilian Portuguese: each game's from the game itself (its folder's
+``rules/<lang>.md``, sent by its ``Describe``), the index and the fairness
+page from docs/ (docs/rules/README.md, docs/fairness.md and their pt-BR/
+versions). ``/rules/en/<page>`` and ``/rules/pt-BR/<page>`` name the
+language, ``/rules/<page>`` answers in the reader's (the web client's
+choice, kept in the ``rodada.lang`` cookie, else Accept-Language). A game's
+page is its name with ``-`` for ``_`` (``bozu-mekuri``).
 """
 
 from __future__ import annotations
@@ -33,17 +36,27 @@ LANGS = (EN, PT)
 LANG_COOKIE = "rodada.lang"
 
 
-def _pages(folder: Path, fairness: Path) -> dict[str, Path]:
-    """A language's pages: the index, each game, and the fairness page."""
-    games = {p.stem: p for p in sorted(folder.glob("*.md")) if p.stem not in ("README", "fairness")}
-    return {"": folder / "README.md", "fairness": fairness} | games
-
-
-PAGES = {EN: _pages(RULES, DOCS / "fairness.md"), PT: _pages(RULES / PT, RULES / PT / "fairness.md")}
+# The platform's own pages, by language: the index and the fairness page.
+PAGES = {
+    EN: {"": RULES / "README.md", "fairness": DOCS / "fairness.md"},
+    PT: {"": RULES / PT / "README.md", "fairness": RULES / PT / "fairness.md"},
+}
 # What the page's own words are in each language.
 WORDS = {
-    EN: {"play": "← Play", "all": "All games", "other": "Em português", "title": "Rules"},
-    PT: {"play": "← Jogar", "all": "Todos os jogos", "other": "In English", "title": "Regras"},
+    EN: {
+        "play": "← Play",
+        "all": "All games",
+        "other": "Em português",
+        "title": "Rules",
+        "games": "Every game",
+    },
+    PT: {
+        "play": "← Jogar",
+        "all": "Todos os jogos",
+        "other": "In English",
+        "title": "Regras",
+        "games": "Todos os jogos",
+    },
 }
 _LINK = re.compile(r'href="(?:\.\./)?([a-z-]+|README)\.md"')
 _TITLE = re.compile(r"<h1>(.*?)</h1>")
@@ -64,12 +77,45 @@ FAVICON = (
 FAVICON_URL = "/favicon.svg"
 
 
-@functools.cache
-def render(lang: str, name: str) -> str:
+def page_name(game: str) -> str:
+    """A game's page: its name, ``-`` for ``_``."""
+    return game.replace("_", "-")
+
+
+def game_pages(request: Request, lang: str) -> dict[str, tuple[str, str]]:
+    """Each described game's page in ``lang``: page name → (title, Markdown)."""
+    platform = getattr(request.app.state, "platform", None)
+    if platform is None:
+        return {}
+    pages = {}
+    for game in platform.games.described():
+        for page in game.info.rules:
+            if page.lang == lang:
+                pages[page_name(game.name)] = (game.info.title, page.markdown)
+    return pages
+
+
+def source(request: Request, lang: str, name: str) -> str | None:
+    """A page's Markdown: a game's, or the platform's (the index ends with
+    a link to every game's page)."""
+    games = game_pages(request, lang)
+    if name in games:
+        return games[name][1]
+    path = PAGES[lang].get(name)
+    if path is None or not path.is_file():
+        return None
+    text = path.read_text(encoding="utf-8")
+    if name == "":
+        links = " · ".join(f"[{title}]({page}.md)" for page, (title, _) in sorted(games.items()))
+        text += f"\n\n## {WORDS[lang]['games']}\n\n{links}\n" if links else ""
+    return text
+
+
+@functools.lru_cache(maxsize=256)
+def render(lang: str, name: str, text: str) -> str:
     """A page of the rules as HTML in ``lang``, its links to other pages made
     links to their rendered form here (in the same language)."""
-    source = PAGES[lang][name].read_text(encoding="utf-8")
-    body = MarkdownIt("commonmark", {"html": False}).enable("table").render(source)
+    body = MarkdownIt("commonmark", {"html": False}).enable("table").render(text)
     body = _LINK.sub(lambda m: 'href="./"' if m[1] == "README" else f'href="{m[1]}"', body)
     title = _TITLE.search(body)
     words = WORDS[lang]
@@ -101,35 +147,35 @@ def reader_lang(request: Request) -> str:
     return EN
 
 
-def rules_response(lang: str, name: str, negotiated: bool = False) -> HTMLResponse:
-    # (An image built without docs/ has no pages: every one is then a 404.)
-    path = PAGES[lang].get(name)
-    if path is None or not path.is_file():
+def rules_response(request: Request, lang: str, name: str, negotiated: bool = False) -> HTMLResponse:
+    # (An image built without docs/ has no platform pages: each is then a 404.)
+    text = source(request, lang, name)
+    if text is None:
         raise not_found("no_such_page", f"no rules page {html.escape(name)!r}; see /rules/")
     headers = {"content-language": lang}
     if negotiated:
         headers["vary"] = "accept-language, cookie"
-    return HTMLResponse(render(lang, name), headers=headers)
+    return HTMLResponse(render(lang, name, text), headers=headers)
 
 
 @router.get("/rules/", response_class=HTMLResponse)
 async def rules_index(request: Request) -> HTMLResponse:
-    return rules_response(reader_lang(request), "", negotiated=True)
+    return rules_response(request, reader_lang(request), "", negotiated=True)
 
 
 @router.get("/rules/{lang}/", response_class=HTMLResponse)
-async def rules_index_in(lang: str) -> HTMLResponse:
+async def rules_index_in(lang: str, request: Request) -> HTMLResponse:
     if lang not in LANGS:
         raise not_found("no_such_page", f"no rules in {html.escape(lang)!r}: {', '.join(LANGS)}")
-    return rules_response(lang, "")
+    return rules_response(request, lang, "")
 
 
 @router.get("/rules/{lang}/{name}", response_class=HTMLResponse)
-async def rules_page_in(lang: str, name: str) -> HTMLResponse:
+async def rules_page_in(lang: str, name: str, request: Request) -> HTMLResponse:
     """One game's rules (``/rules/pt-BR/dudo``), or the fairness page, in a language."""
     if lang not in LANGS:
         raise not_found("no_such_page", f"no rules in {html.escape(lang)!r}: {', '.join(LANGS)}")
-    return rules_response(lang, name)
+    return rules_response(request, lang, name)
 
 
 @router.get("/rules/{name}", response_class=HTMLResponse, response_model=None)
@@ -137,7 +183,7 @@ async def rules_page(name: str, request: Request) -> Response:
     """One game's rules (``/rules/dudo``) in the reader's language."""
     if name in LANGS:
         return RedirectResponse(f"/rules/{name}/", status_code=308)
-    return rules_response(reader_lang(request), name, negotiated=True)
+    return rules_response(request, reader_lang(request), name, negotiated=True)
 
 
 @router.get("/favicon.svg")

@@ -2,8 +2,8 @@
 
 from rodada.bozo.v1 import bozo_pb2
 
-from services.bozo import advice, advisor, engine
-from services.kit.game import CLAIMABLE, CONCEDE, EXPIRE, OPPONENTS, Game, Mode, Team
+from services.bozo import advice, advisor, engine, trophies
+from services.kit.game import CLAIMABLE, CONCEDE, EXPIRE, OPPONENTS, Game, Mode, Team, rules_pages
 
 GAME = Game(
     name="bozo",
@@ -42,4 +42,6 @@ GAME = Game(
     ask=advice.ask,
     practice_options=frozenset({"advice"}),
     prepare=advisor.prepare,
+    trophies=trophies.TROPHIES,
+    rules=rules_pages(__file__),
 )

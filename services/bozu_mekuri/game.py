@@ -4,7 +4,7 @@ from rodada.bozu_mekuri.v1 import bozu_mekuri_pb2
 
 from services.bozu_mekuri import engine
 from services.bozu_mekuri.cpu import cpu
-from services.kit.game import CPU_PLAYS, CPU_TURN, NOBODY, Game, Mode
+from services.kit.game import CPU_PLAYS, CPU_TURN, NOBODY, Game, Mode, rules_pages
 
 GAME = Game(
     name="bozu_mekuri",
@@ -30,4 +30,5 @@ GAME = Game(
     cpu=cpu,
     legal=engine.legal,
     defaults=engine.DEFAULTS,
+    rules=rules_pages(__file__),
 )

@@ -327,13 +327,14 @@ def view(state: State, seat: int | None) -> JSON:
 
 def legal(state: State, seat: int) -> list[JSON]:
     """Every play the seat may make now: each playable tile, on each end it
-    fits (one play without an end on the opening)."""
+    fits; on the opening, without an end, each way round (it lies as sent)."""
     if state["result"] is not None or seat != state["turn"]:
         return []
     actions: list[JSON] = []
     for tile, options in _playable(state, seat):
         if not options:
-            actions.append({"play": {"tile": _tile_json(tile)}})
+            turned = [] if tile[0] == tile[1] else [{"play": {"tile": _tile_json(tile[::-1])}}]
+            actions += [{"play": {"tile": _tile_json(tile)}}, *turned]
         actions += [
             {"play": {"tile": _tile_json(tile), "end": end}} for end in (LEFT, RIGHT) if end in options
         ]

@@ -2,8 +2,8 @@
 
 from rodada.domino.v1 import domino_pb2
 
-from services.domino import cpu, engine
-from services.kit.game import CLAIMABLE, CONCEDE, OPPONENTS, Game, Mode, Team
+from services.domino import cpu, engine, trophies
+from services.kit.game import CLAIMABLE, CONCEDE, OPPONENTS, Game, Mode, Team, rules_pages
 
 GAME = Game(
     name="domino",
@@ -36,4 +36,6 @@ GAME = Game(
     cpu_seats=True,
     # The seed: "Não existe mesa privada" — every table is open.
     open_tables=True,
+    trophies=trophies.TROPHIES,
+    rules=rules_pages(__file__),
 )

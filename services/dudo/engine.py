@@ -266,7 +266,9 @@ def legal(state: State, seat: int) -> list[JSON]:
     calza."""
     if state["winner"] is not None or state["counts"][seat] == 0:
         return []
-    actions: list[JSON] = [{"set_assist": {"on": not state["assist"][seat]}}]
+    # Either setting is accepted (and told) at any time; the switch first.
+    on = not state["assist"][seat]
+    actions: list[JSON] = [{"set_assist": {"on": on}}, {"set_assist": {"on": not on}}]
     if seat != state["turn"]:
         return actions
     actions += [{"bid": {"quantity": q, "face": f}} for q, f in legal_bids(state)]

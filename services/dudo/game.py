@@ -3,7 +3,7 @@
 from rodada.dudo.v1 import dudo_pb2
 
 from services.dudo import cpu, engine
-from services.kit.game import CLAIMABLE, OTHERS, SEAT_OUT, Game, Mode
+from services.kit.game import CLAIMABLE, OTHERS, SEAT_OUT, Game, Mode, rules_pages
 
 GAME = Game(
     name="dudo",
@@ -31,4 +31,5 @@ GAME = Game(
     ask=engine.ask,
     cpu=cpu.choose,
     defaults=engine.DEFAULTS,
+    rules=rules_pages(__file__),
 )

@@ -19,10 +19,12 @@ import importlib
 import pkgutil
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from google.protobuf import json_format, struct_pb2
+from google.protobuf import descriptor_pb2, json_format, struct_pb2
+from google.protobuf.descriptor import FileDescriptor
 from google.protobuf.message import Message
 from rodada.common.v1 import match_pb2
 
@@ -64,6 +66,19 @@ class Mode:
     def fits(self, seats: int, options: JSON) -> bool:
         """Unset options fields fit any mode; set ones must agree."""
         return seats in self.seats and all(options.get(k, v) == v for k, v in self.options.items())
+
+
+@dataclass(frozen=True)
+class Trophy:
+    """A trophy the game awards (the common proto's ``Trophy``): ``won``
+    tells, when a match ends, which seats won it, from the outcome and the
+    match's game events in order (each ``{kind: data}``, as the proto's
+    Event JSON)."""
+
+    id: str
+    title: str
+    description: str
+    won: Callable[[Outcome, list[JSON]], Iterable[int]]
 
 
 def _always(state: State, seat: int) -> bool:
@@ -126,6 +141,11 @@ class Game:
     # Work a service does once before it serves (loading the advisor's
     # tables), so that no request pays for it.
     prepare: Callable[[], object] | None = None
+    # Trophies a finished match may win (the platform awards them).
+    trophies: tuple[Trophy, ...] = ()
+    # The rules for players, Markdown by language (rules_pages(__file__):
+    # the folder's rules/<lang>.md); served by the gateway at /rules/.
+    rules: Mapping[str, str] = field(default_factory=dict)
 
     # -- facts derived --
 
@@ -173,6 +193,13 @@ class Game:
             questions=self.ask is not None,
             option_defaults=_struct(self.defaults),
             practice_options=sorted(self.practice_options),
+            trophies=[
+                match_pb2.Trophy(id=t.id, title=t.title, description=t.description) for t in self.trophies
+            ],
+            rules=[
+                match_pb2.RulesPage(lang=lang, markdown=page) for lang, page in sorted(self.rules.items())
+            ],
+            descriptors=descriptor_set(self.messages.DESCRIPTOR).SerializeToString(),
         )
 
     # -- parsing client input (strict: unknown fields fail) --
@@ -184,6 +211,30 @@ class Game:
 
     def action(self, data: Any) -> Message:
         return parse(self.messages.Action, data, "malformed_action")
+
+
+def descriptor_set(file: FileDescriptor) -> descriptor_pb2.FileDescriptorSet:
+    """``file`` and every file it imports, each after its imports."""
+    found = descriptor_pb2.FileDescriptorSet()
+    seen: set[str] = set()
+
+    def add(current: FileDescriptor) -> None:
+        if current.name in seen:
+            return
+        seen.add(current.name)
+        for dependency in current.dependencies:
+            add(dependency)
+        current.CopyToProto(found.file.add())
+
+    add(file)
+    return found
+
+
+def rules_pages(module_file: str) -> dict[str, str]:
+    """A game's rules pages, by language: ``rules/<lang>.md`` in the folder
+    of ``module_file`` (the declaration's ``__file__``)."""
+    folder = Path(module_file).resolve().parent / "rules"
+    return {page.stem: page.read_text(encoding="utf-8") for page in sorted(folder.glob("*.md"))}
 
 
 def parse(message_cls: type[Message], data: Any, code: str) -> Message:

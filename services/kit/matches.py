@@ -12,7 +12,7 @@ import secrets
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
@@ -21,7 +21,7 @@ from google.protobuf import any_pb2
 from google.protobuf.message import DecodeError, Message
 from rodada.common.v1 import match_pb2, match_pb2_grpc
 
-from services.kit import feeds, logs, metrics, play
+from services.kit import feeds, legal, logs, metrics, play
 from services.kit.engine import Context, Event, InvalidAction, Outcome, RulesError
 from services.kit.errors import Refused, invalid, not_found, permission_denied, stale
 from services.kit.game import Game, to_json
@@ -51,6 +51,20 @@ class _Kept:
 
     def match(self, match_id: str) -> StoredMatch:
         return StoredMatch(match_id, self.version, self.last_event_id, orjson.loads(self.record), self.token)
+
+
+@dataclass
+class _Updated(StoredMatch):
+    """A match as this replica just wrote it, with the snapshots built for
+    its live message (every seat's and the spectators'): the reply to the
+    writer is one of them, built once per version for both."""
+
+    snapshots: list[match_pb2.Snapshot] = field(default_factory=list)
+
+    def snapshot(self, game: Game, seat: int | None) -> match_pb2.Snapshot:
+        if self.snapshots:
+            return self.snapshots[len(self.snapshots) - 1 if seat is None else seat]
+        return snapshot(game, self, seat)
 
 
 def _rules_error(game: str, error: RulesError) -> Refused:
@@ -150,7 +164,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
                 grpc.StatusCode.ALREADY_EXISTS, "match_exists", "a match with this id exists"
             ) from None
         metrics.MATCHES_STARTED.labels(self.game.name).inc()
-        return match_pb2.CreateMatchResponse(snapshot=snapshot(self.game, created, None))
+        return match_pb2.CreateMatchResponse(snapshot=created.snapshot(self.game, None))
 
     async def GetView(
         self, request: match_pb2.GetViewRequest, context: grpc.aio.ServicerContext[Any, Any]
@@ -207,7 +221,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
                 updated = await self._step(fresh, move, kind)
             except VersionConflict as again:
                 raise stale(again.current_version) from None
-        return match_pb2.ActResponse(snapshot=snapshot(self.game, updated, seat))
+        return match_pb2.ActResponse(snapshot=updated.snapshot(self.game, seat))
 
     async def _limit(self) -> None:
         try:
@@ -235,7 +249,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
                 if request.expected_version:
                     raise stale(conflict.current_version) from None
                 continue  # someone moved meanwhile: leaving still applies, on the new state
-            return match_pb2.LeaveResponse(snapshot=snapshot(self.game, updated, seat))
+            return match_pb2.LeaveResponse(snapshot=updated.snapshot(self.game, seat))
         raise Refused(grpc.StatusCode.ABORTED, "busy", "the match is too busy; try again")
 
     async def Ask(
@@ -335,7 +349,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         match: StoredMatch,
         step: Callable[[Table, Context, MatchRng], list[Happening]],
         kind: str,
-    ) -> StoredMatch:
+    ) -> _Updated:
         """Run one step of play against ``match`` and commit it at its
         version; VersionConflict if someone wrote first."""
         doc = match.doc
@@ -360,21 +374,26 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
 
     async def _commit(
         self, match: StoredMatch, doc: dict[str, Any], table: Table, happened: Sequence[Happening], now: float
-    ) -> StoredMatch:
+    ) -> _Updated:
         """Write ``doc`` at ``match``'s version with the events, the next
         deadline or the result, and publish them (with every audience's
         snapshot while the match is watched)."""
         outcome = play.outcome(self.game, table)
         version = match.version + 1
         events = encode(self._event, happened, version, now, outcome)
-        updated = StoredMatch(match.match_id, version, match.last_event_id + len(events), doc)
+        updated = _Updated(match.match_id, version, match.last_event_id + len(events), doc)
         kept = self._kept.get(match.match_id)
         watched = kept.watched if kept is not None else True  # unknown: build the snapshots
-        live = self._live(updated, events, watched)
+        if watched:
+            updated.snapshots = self._audience_snapshots(updated)
+        live = match_pb2.LiveUpdate(events=events, snapshots=updated.snapshots).SerializeToString()
         if outcome is None:
             track = Track(self.game.name, due=play.deadline_at(self.game, table))
         else:
-            track = Track(self.game.name, result=_result(doc, outcome))
+            result = _result(doc, outcome)
+            if self.game.trophies:
+                result["trophies"] = await self._trophies(match, happened, outcome)
+            track = Track(self.game.name, result=result)
         written = await self.store.commit(
             match.match_id,
             match.version,
@@ -386,7 +405,10 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
             over=outcome is not None,
             track=track,
         )
-        updated.last_event_id = written.last_event_id
+        if written.last_event_id != updated.last_event_id:  # notices were appended meanwhile
+            updated.last_event_id = written.last_event_id
+            for built in updated.snapshots:
+                built.last_event_id = written.last_event_id
         updated.token = written.token
         self._keep(
             match.match_id,
@@ -398,15 +420,36 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
             metrics.MATCHES_FINISHED.labels(self.game.name, _reason_label(outcome)).inc()
         return updated
 
+    async def _trophies(
+        self, match: StoredMatch, happened: Sequence[Happening], outcome: Outcome
+    ) -> list[list[Any]]:
+        """The game's trophies the finished match won, as [seat, trophy id]
+        pairs for the results stream (the platform awards them): read from
+        the match's whole history of game events, once, as it ends."""
+        history: list[Any] = []
+        after = 0
+        while after < match.last_event_id:
+            stored = await self.store.read_events(match.match_id, after)
+            if not stored:
+                break
+            after = stored[-1][0]
+            for _, data in stored:
+                wrapped = match_pb2.MatchEvent.FromString(data)
+                event = self._event()
+                if wrapped.WhichOneof("body") == "event" and wrapped.event.Unpack(event):
+                    history.append(to_json(event))
+        history += [{item.kind: _without_none(item.data)} for item in happened if isinstance(item, Event)]
+        return [
+            [seat, trophy.id]
+            for trophy in self.game.trophies
+            for seat in sorted(set(trophy.won(outcome, history)))
+        ]
+
     async def _notify(self, match: StoredMatch, happened: Sequence[Happening], once: str) -> None:
         """Append notices to the history without a new version, once."""
         events = encode(self._event, happened, match.version, self.clock(), None)
         live = match_pb2.LiveUpdate(events=events).SerializeToString()
         await self.store.append(match.match_id, [e.SerializeToString() for e in events], live, once)
-
-    def _live(self, match: StoredMatch, events: Sequence[match_pb2.MatchEvent], watched: bool) -> bytes:
-        snapshots = self._audience_snapshots(match) if watched else []
-        return match_pb2.LiveUpdate(events=events, snapshots=snapshots).SerializeToString()
 
     async def _publish_snapshots(self, match: StoredMatch, next_event_id: int) -> None:
         """Someone started watching since the last write: send the snapshots
@@ -455,6 +498,9 @@ def snapshot(game: Game, match: StoredMatch, seat: int | None) -> match_pb2.Snap
         idle_since=0.0 if outcome else table.idle_since,
         deadline_at=due or 0.0,
         mode=table.mode,
+        legal=legal.message(
+            game, legal.legal_actions(game, table, seat) if seat is not None and not outcome else []
+        ),
     )
 
 

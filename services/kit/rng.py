@@ -15,6 +15,10 @@ from typing import Any
 SEED_BYTES = 32
 _BLOCK_BITS = 256
 _HASH_BLOCK = 64  # SHA-256's block size in bytes, for HMAC's key padding
+# HMAC's pads as whole numbers: one XOR of two ints instead of 64 of bytes,
+# as a match's generators are made on every move.
+_IPAD = int.from_bytes(b"\x36" * _HASH_BLOCK, "big")
+_OPAD = int.from_bytes(b"\x5c" * _HASH_BLOCK, "big")
 
 
 def new_seed() -> bytes:
@@ -44,9 +48,9 @@ class MatchRng:
         # HMAC(seed, m) = SHA-256((seed ⊕ opad) ‖ SHA-256((seed ⊕ ipad) ‖ m)), RFC 2104,
         # with the two keyed prefixes hashed once per match instead of on every
         # draw: the same digests as hmac.digest, in less than half the time.
-        key = seed.ljust(_HASH_BLOCK, b"\0")
-        self._inner = hashlib.sha256(bytes(b ^ 0x36 for b in key))
-        self._outer = hashlib.sha256(bytes(b ^ 0x5C for b in key))
+        key = int.from_bytes(seed.ljust(_HASH_BLOCK, b"\0"), "big")
+        self._inner = hashlib.sha256((key ^ _IPAD).to_bytes(_HASH_BLOCK, "big"))
+        self._outer = hashlib.sha256((key ^ _OPAD).to_bytes(_HASH_BLOCK, "big"))
         self.counter = counter
 
     def _block(self) -> int:

@@ -83,10 +83,11 @@ async def start_grpc(
 ) -> tuple[grpc.aio.Server, health.aio.HealthServicer]:
     """A started server: ``register`` adds the servicers and returns their
     full service names, which health reports SERVING and reflection lists."""
-    # Tracing's interceptor (none when it is off) before the guard: the
-    # guard's work and its refusals happen inside the call's span.
-    server = grpc.aio.server(interceptors=[*tracing.server_interceptors(), guard], options=SERVER_OPTIONS)
-    names = register(server)
+    # Tracing's interceptor (none when it is off) around the guarded
+    # handlers: the guard's work and its refusals happen inside the call's
+    # span. The guard wraps each handler once, as it is registered.
+    server = grpc.aio.server(interceptors=tracing.server_interceptors(), options=SERVER_OPTIONS)
+    names = register(guard.serving(server))
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable(server, (*names, health.SERVICE_NAME))

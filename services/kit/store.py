@@ -14,10 +14,13 @@ clock, active set and results stream, in one Redis Cluster slot):
   ``LiveUpdate`` (the new events, and snapshots if any), for feeds; sharded
   pub/sub (``SPUBLISH``) where the server has it.
 
-A move is one Lua call — one round trip — that checks the version (and the
+A move is one Lua call — one round trip, shared with the other moves
+committing at the same moment (``pipelining.py``) — that checks the version (and the
 token of the write the caller started from), stores the record, appends the
 events, files the next deadline in the game's clock (or, once the match is
-over, its result on the results stream) and publishes the events; a writer
+over, its result on the results stream) and publishes the write (its events and
+snapshots: every version, even one without events, such as a setup that
+says nothing, reaches the feeds); a writer
 that lost the race gets :class:`VersionConflict` and nothing is written.
 Notices are appended without a version: they change nothing a move could
 depend on.
@@ -38,6 +41,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 
 from services.kit import keys, metrics
+from services.kit.pipelining import CoalescedScript
 
 RedisClient = Redis | RedisCluster
 
@@ -128,7 +132,7 @@ if ARGV[13] == '1' then
   end
 end
 local heard = 0
-if ARGV[6] ~= '' and e >= first then
+if ARGV[6] ~= '' then
   heard = redis.call(ARGV[6], ARGV[7], first .. ':' .. ARGV[8])
 end
 return {v, e, heard}
@@ -217,7 +221,8 @@ class MatchStore:
         self.redis = redis
         self.ttl_seconds = ttl_seconds
         self.publish = publish  # "SPUBLISH", "PUBLISH", or "" for no live messages
-        self._commit = redis.register_script(_COMMIT)
+        # Concurrent moves' commits share a round trip (pipelining.py).
+        self._commit = CoalescedScript(redis, _COMMIT)
         self._append = redis.register_script(_APPEND)
 
     async def load(

@@ -2,8 +2,8 @@
 
 from rodada.yatzy.v1 import yatzy_pb2
 
-from services.kit.game import CLAIMABLE, OTHERS, SEAT_OUT, Game, Mode
-from services.yatzy import advice, advisor, engine
+from services.kit.game import CLAIMABLE, OTHERS, SEAT_OUT, Game, Mode, rules_pages
+from services.yatzy import advice, advisor, engine, trophies
 
 GAME = Game(
     name="yatzy",
@@ -31,4 +31,6 @@ GAME = Game(
     ask=advice.ask,
     practice_options=frozenset({"advice"}),
     prepare=advisor.prepare,
+    trophies=trophies.TROPHIES,
+    rules=rules_pages(__file__),
 )

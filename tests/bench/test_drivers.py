@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 
 from services.kit.game import discover
-from tools import bench, bench_engine, bench_matchmaking, bench_memory
+from tools import bench, bench_engine, bench_floors, bench_matchmaking, bench_memory
 
 pytestmark = pytest.mark.timeout(240)
 
 SECONDS = 2.0
+WARMUP = 0.5
 MATCHES = 2
 
 
@@ -24,7 +25,8 @@ MATCHES = 2
 def rodada(tmp_path_factory: pytest.TempPathFactory) -> Iterator[bench.Rodada]:
     bench.npm_ci(bench.DRIVERS)
     platform = bench.Rodada(
-        tmp_path_factory.mktemp("bench"), bench.Settings(seconds=SECONDS, matches=(MATCHES,), players=1)
+        tmp_path_factory.mktemp("bench"),
+        bench.Settings(seconds=SECONDS, warmup=WARMUP, matches=(MATCHES,), players=(1,)),
     )
     try:
         yield platform
@@ -35,6 +37,7 @@ def rodada(tmp_path_factory: pytest.TempPathFactory) -> Iterator[bench.Rodada]:
 def check_row(row: bench.Row, path: str, players: int, processes: set[str]) -> None:
     result = row.result
     assert row.path == path and result["matches"] == MATCHES and result["players"] == players
+    assert row.players == players and result["warmup"] == WARMUP
     assert result["moves"] > 0 and result["matches_started"] >= MATCHES, result
     assert (result["unanswered"], result["mismatched"], result["errors"]) == (0, 0, 0), result
     assert result["first_error"] is None
@@ -84,14 +87,21 @@ def test_redis_memory_of_active_matches(rodada: bench.Rodada) -> None:
     assert "per active match" in bench_memory.describe(memory)
 
 
-def test_the_reference_runs_and_the_table_shows_ratios(rodada: bench.Rodada) -> None:
+@pytest.mark.parametrize("players", [1, 2])
+def test_the_reference_runs_at_its_best_and_the_table_shows_ratios(
+    rodada: bench.Rodada, players: int
+) -> None:
     bench.npm_ci(bench.REFERENCE)
-    settings = bench.Settings(seconds=SECONDS, matches=(MATCHES,))
-    reference = bench.reference_row(settings, MATCHES)
-    assert reference.result["moves"] > 0
-    assert (reference.result["unanswered"], reference.result["mismatched"]) == (0, 0)
-    assert set(reference.cpu) == {"server", "driver"}
-    ours = rodada.row("grpc", MATCHES)
+    settings = bench.Settings(seconds=SECONDS, warmup=WARMUP, matches=(MATCHES,))
+    reference = bench.reference_row(settings, MATCHES, players)
+    result = reference.result
+    assert result["moves"] > 0 and result["players"] == players and result["transport"] == "websocket"
+    assert (result["unanswered"], result["mismatched"], result["errors"]) == (0, 0, 0), result
+    # Sockets reused across matches: more matches finished than slots opened sockets.
+    assert result["matches_finished"] > MATCHES
+    assert result["seconds"] >= SECONDS
+    assert set(reference.cpu) == {"server", "driver"} and reference.cpu["server"] > 0
+    ours = rodada.row("grpc", MATCHES, players)
     text = bench.table([reference, ours])
     lines = text.splitlines()
     assert len(lines) == 4 and lines[2].startswith("| boardgame.io") and "| 1.00× |" in lines[2]
@@ -99,6 +109,22 @@ def test_the_reference_runs_and_the_table_shows_ratios(rodada: bench.Rodada) -> 
     assert f"| {expected:.2f}× |" in lines[3]
     cpu = sum(reference.cpu.values()) / sum(ours.cpu.values())
     assert f"| {cpu:.2f}× |" in lines[3]
+    assert f"| {bench.server_cpu(ours):.3f} |" in lines[3]
+    assert bench.quiet_note([reference, ours]).startswith("machine: ")
+
+
+def test_the_floors_are_measured_and_every_path_is_read_against_its_own(
+    rodada: bench.Rodada, tmp_path: Path
+) -> None:
+    floors = bench_floors.measure(tmp_path, SECONDS, WARMUP, callers=4)
+    assert set(floors) == {"grpc", "asgi", "redis"}
+    for floor in floors.values():
+        assert floor["errors"] == 0 and floor["calls_per_second"] > 0 and floor["server_cpu_ms"] > 0, floors
+    row = rodada.row("web", MATCHES, 1)
+    text = bench_floors.describe(floors, [row])
+    multiple = row.cpu["gateway"] / floors["asgi"]["server_cpu_ms"]
+    assert f"gateway {multiple:.1f}×" in text
+    assert f"yatzy {row.cpu['yatzy'] / floors['grpc']['server_cpu_ms']:.1f}×" in text
 
 
 def test_engine_apply_times_every_game() -> None:

@@ -20,9 +20,9 @@ from google.protobuf import json_format
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
-from services.kit import play
+from services.kit import legal, play
 from services.kit.engine import Context, EndReason, Event, RulesError
-from services.kit.game import CPU_PLAYS, NOBODY, Game, discover
+from services.kit.game import CPU_PLAYS, NOBODY, Game, discover, to_json
 from services.kit.matches import encode
 from services.kit.rng import MatchRng, cpu_seed
 from tests.conftest import TEST_PACKAGES
@@ -255,3 +255,122 @@ def test_describe_fits_the_proto(game: Game) -> None:
     copy = json_format.ParseDict(json_format.MessageToDict(info), type(info)())
     assert copy == info
     assert isinstance(info, Message)
+
+
+def _listed(game: Game, table: play.Table, seat: int) -> list[dict[str, Any]]:
+    """What a snapshot lists for ``seat``, as a client reads it back: the
+    LegalActions message in proto3 JSON, expanded."""
+    made = legal.message(game, legal.legal_actions(game, table, seat))
+    return legal.expand(json_format.MessageToDict(made, preserving_proto_field_name=True))
+
+
+def _canonical(game: Game, action: dict[str, Any]) -> bytes:
+    return orjson.dumps(to_json(game.action(action)), option=orjson.OPT_SORT_KEYS)
+
+
+def _unlisted(game: Game, listed: list[dict[str, Any]], rnd: random.Random) -> list[dict[str, Any]]:
+    """Actions close to the listed ones (each number moved by one, each list
+    grown or shrunk by one, kept in increasing order as listed ones are) and
+    random ones."""
+    near = [_sorted_lists(_fuzz_action(game, rnd)) for _ in range(3)]
+    for action in rnd.sample(listed, min(3, len(listed))):
+        for path, value in _numbers(action):
+            for moved in (
+                [value - 1, value + 1]
+                if isinstance(value, int)
+                else [value[:-1], sorted([*value, 5]), sorted([*value, 0])]
+            ):
+                near.append(_replaced(action, path, moved))
+    return near
+
+
+def _after(game: Game, table: play.Table, seat: int, action: dict[str, Any]) -> bytes:
+    """The table after ``action``, played on a copy with a fixed generator."""
+    trial = play.Table(
+        orjson.loads(orjson.dumps(table.state)),
+        table.seats,
+        table.mode,
+        table.cpu_seats,
+        list(table.left),
+        table.idle_since,
+    )
+    play.act(game, trial, seat, action, Context(MatchRng(bytes(32)), 1.0, 0.0), MatchRng(bytes(32)))
+    return orjson.dumps(trial.doc_fields(), option=orjson.OPT_SORT_KEYS)
+
+
+def _sorted_lists(data: dict[str, Any]) -> dict[str, Any]:
+    return {
+        key: _sorted_lists(value)
+        if isinstance(value, dict)
+        else sorted(value)
+        if isinstance(value, list) and all(type(v) is int for v in value)
+        else value
+        for key, value in data.items()
+    }
+
+
+def _numbers(data: dict[str, Any], prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
+    found: list[tuple[tuple[str, ...], Any]] = []
+    for key, value in data.items():
+        if isinstance(value, dict):
+            found += _numbers(value, (*prefix, key))
+        elif type(value) is int or (isinstance(value, list) and all(type(v) is int for v in value)):
+            found.append(((*prefix, key), value))
+    return found
+
+
+def _replaced(action: dict[str, Any], path: tuple[str, ...], value: Any) -> dict[str, Any]:
+    result = orjson.loads(orjson.dumps(action))
+    node = result
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    return result
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_listed_actions_are_exactly_the_legal_ones(game: Game, seed: int) -> None:
+    """Random playouts from what a snapshot lists (Snapshot.legal, compacted
+    into ranges and subsets, read back as a client would): at every step
+    every listed action of every seat is accepted (on a copy), and actions
+    not listed — numbers one off, lists one longer or shorter, random ones —
+    are refused; the platform's own actions are not listed."""
+    rnd = random.Random(seed)
+    tables = _tables(game)
+    seats, options, cpus = tables[seed % len(tables)]
+    rng, cpu_rng = MatchRng(seed.to_bytes(32, "big")), MatchRng(bytes(32))
+    table, _ = play.start(game, seats, options, Context(rng, 0.0, 0.0), cpus, cpu_rng)
+    ctx = Context(MatchRng(bytes(32)), 1.0, 0.0)
+    for _ in range(MAX_STEPS):
+        if game.outcome(table.state) is not None:
+            break
+        for seat in range(seats):
+            listed = _listed(game, table, seat)
+            wanted = [a for a in game.legal(table.state, seat)] if game.legal else []
+            if seat in table.cpu:
+                assert listed == []
+            canonical = {_canonical(game, a) for a in listed}
+            assert len(canonical) == len(listed), "each action is listed once"
+            if seat not in table.cpu and seat in game.to_act(table.state):
+                assert canonical == {_canonical(game, a) for a in wanted}, (
+                    "the game's legal, no more, no less"
+                )
+            for action in listed:
+                assert not _refused_changes_nothing(game, table, seat, action, ctx), action
+            for action in _unlisted(game, listed, rnd):
+                kind = next(iter(action))
+                if kind in (play.CLAIM, play.TAKE_OVER):
+                    continue
+                try:
+                    known = _canonical(game, action) in canonical
+                except RulesError:
+                    known = False  # not even an Action: refused before the rules
+                if not known and not _refused_changes_nothing(game, table, seat, action, ctx):
+                    # Accepted: then only as another spelling of a listed one
+                    # (Dominó's tile 6-5 for 5-6), doing exactly what it does.
+                    after = _after(game, table, seat, action)
+                    assert any(_after(game, table, seat, a) == after for a in listed), (seat, action)
+        seat = game.to_act(table.state)[0]
+        play.act(game, table, seat, rnd.choice(_listed(game, table, seat)), Context(rng, 1.0, 0.0), cpu_rng)
+    else:
+        pytest.fail(f"{game.name} seed {seed}: no end after {MAX_STEPS} steps")

@@ -16,17 +16,18 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2
 from prometheus_client.parser import text_string_to_metric_families
 from rodada.common.v1 import match_pb2
-from rodada.platform.v1 import competitions_pb2, platform_pb2, platform_pb2_grpc, social_pb2
+from rodada.platform.v1 import platform_pb2, platform_pb2_grpc
 
+from gateway.api.grpc import SERVICES
 from services.kit.tokens import Identity
 from tests.integration.grpc_client import bearer, raw_stream, raw_unary, refusal
 from tools.stack import Stack
 
 MATCH_SERVICE = match_pb2.DESCRIPTOR.services_by_name["MatchService"]
 PLATFORM_SERVICE = platform_pb2.DESCRIPTOR.services_by_name["PlatformService"]
-COMPETITION_SERVICE = competitions_pb2.DESCRIPTOR.services_by_name["CompetitionService"]
-SOCIAL_SERVICE = social_pb2.DESCRIPTOR.services_by_name["SocialService"]
-DESCRIPTORS = {d.full_name: d for d in (MATCH_SERVICE, PLATFORM_SERVICE, COMPETITION_SERVICE, SOCIAL_SERVICE)}
+# The gateway's face: every public service on one server.
+FACE = [service for service, _ in SERVICES]
+DESCRIPTORS = {d.full_name: d for d in (MATCH_SERVICE, *FACE)}
 REFLECTION = {
     "v1": "grpc.reflection.v1.ServerReflection",
     "v1alpha": "grpc.reflection.v1alpha.ServerReflection",
@@ -40,9 +41,8 @@ UNDECODABLE = b"\x0a\x05ab"
 def servers(stack: Stack) -> dict[str, tuple[str, str]]:
     """Every gRPC server: name → (address, its API's full service name)."""
     found = {game: (stack.service(game), MATCH_SERVICE.full_name) for game in stack.games}
-    found["platform"] = (stack.platform_grpc(), PLATFORM_SERVICE.full_name)
-    found["competitions"] = (stack.platform_grpc(), COMPETITION_SERVICE.full_name)  # the same server
-    found["social"] = (stack.platform_grpc(), SOCIAL_SERVICE.full_name)  # the same server
+    for service in FACE:  # one server
+        found[service.name] = (stack.platform_grpc(), service.full_name)
     return found
 
 
@@ -114,10 +114,7 @@ async def test_an_undecodable_request_is_invalid_argument_on_every_method(stack:
                     error = await send(channel, path, UNDECODABLE, metadata)
                     refused[(name, method.name, bool(metadata))] = refusal(error)
     assert len(refused) == 2 * (
-        len(stack.games) * len(MATCH_SERVICE.methods)
-        + len(PLATFORM_SERVICE.methods)
-        + len(COMPETITION_SERVICE.methods)
-        + len(SOCIAL_SERVICE.methods)
+        len(stack.games) * len(MATCH_SERVICE.methods) + sum(len(service.methods) for service in FACE)
     )
     wrong = {k: v for k, v in refused.items() if v != (grpc.StatusCode.INVALID_ARGUMENT, "invalid_request")}
     assert not wrong, wrong

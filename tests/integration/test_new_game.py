@@ -4,6 +4,7 @@ tables and feeds serve it, and it plays to the end like any other."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import httpx
@@ -41,3 +42,29 @@ async def test_the_gateway_learns_nim_and_plays_it(stack: Stack) -> None:
         winner = took[-1]["seat"]
         assert snap["result"]["ranks"][winner] == 1 and sorted(snap["result"]["ranks"]) == [1, 2]
         assert items[-2]["snapshot"]["status"] == FINISHED and feed.close_code == 1000
+        # Its trophy, declared in its folder, is found by its service and
+        # awarded by the platform.
+        assert "nim_last_stone" in {t["id"] for t in nim["trophies"]}
+        taker = players[winner]
+        deadline = asyncio.get_running_loop().time() + 30
+        while True:
+            held = await taker.call("GET", f"/v1/users/{taker.user_id}/trophies")
+            if "nim_last_stone" in {t["kind"]["id"] for t in held.get("trophies", [])}:
+                break
+            assert asyncio.get_running_loop().time() < deadline, held
+            await asyncio.sleep(0.2)
+
+
+async def test_a_version_without_events_reaches_the_feeds(stack: Stack) -> None:
+    """Nim's setup says nothing (no event): its first version's snapshot
+    still reaches a feed opened in the lobby, as every version's does."""
+    async with httpx.AsyncClient(base_url=stack.gateway(), timeout=15) as http:
+        ana, bia = await register(http, "ana"), await register(http, "bia")
+        table = await ana.create_table("nim", 2, {})
+        await bia.join(table["invite_code"])
+        async with bia.feed(stack.gateway(), table["id"]) as feed:
+            await feed.until(lambda item: "table" in item)
+            started = await ana.start(table["id"])
+            first = await feed.until(lambda item: "snapshot" in item)
+        snapshot = first[-1]["snapshot"]
+        assert snapshot["version"] == started["version"] == 1 and snapshot["seat"] == 1

@@ -10,7 +10,9 @@ key by key through Textual's pilot at 80x24:
 - solo Yatzy, Bozó training (with the cup) and Bozu Mekuri against the CPU
   on tokens that expire every few seconds, refreshed as it goes;
 - table chat typed at the keyboard reaching the other player, and theirs
-  shown in the log.
+  shown in the log;
+- Nim, a game this client has no board for, listed in the lobby and played
+  to the end on the generic board.
 
 Every board is checked to fit the screen whenever it is the client's turn."""
 
@@ -27,6 +29,7 @@ import grpc
 from rodada.common.v1 import match_pb2
 from rodada.domino.v1 import domino_pb2 as dm
 from rodada.dudo.v1 import dudo_pb2 as d
+from rodada.nim.v1 import nim_pb2
 from rodada.platform.v1 import platform_pb2 as p
 from rodada.platform.v1 import platform_pb2_grpc, social_pb2, social_pb2_grpc
 from textual.widgets import RichLog
@@ -324,3 +327,46 @@ async def test_solo_games_and_the_cpu_on_tokens_that_expire(tmp_path: Path) -> N
 
             # Each token lived 3 s; the client refreshed before each ran out.
             assert app.conn.refreshes >= 3
+
+
+def nim_move(snap: match_pb2.Snapshot) -> nim_pb2.Action:
+    """The bot takes one stone."""
+    return nim_pb2.Action(take=nim_pb2.Take(stones=1))
+
+
+async def test_nim_on_the_generic_board(stack: Stack) -> None:
+    """Nim (tests/games/nim) has no board in this client: the lobby lists it
+    (every game the gateway reports), and it is played to the end on the
+    generic board — its view as fields, its legal moves as a list walked
+    with the arrows and played with Enter — against a gRPC player."""
+    stack.service("nim")
+    address = stack.platform_grpc()
+    app = RodadaTerminal(address)
+    async with grpc.aio.insecure_channel(address) as channel, app.run_test(size=SIZE) as pilot:
+        api = platform_pb2_grpc.PlatformServiceStub(channel)
+        await log_in_as_guest(pilot, "tess")
+        await choose_game(pilot, "nim", seats=2)
+        table_id, code = await create_table(pilot)
+        bia = await guest(api, "bia")
+        await api.JoinTable(p.JoinTableRequest(invite_code=code), metadata=bearer(bia.access_token))
+        await until(pilot, lambda: "bia" in screen(app), what="bia to sit down")
+        bot = asyncio.create_task(play(api, bia.access_token, table_id, nim_move))
+        await pilot.press("s")
+        await until(pilot, lambda: playing(app), what="the match")
+        turns = 0
+        while await my_turn(pilot):
+            panel = board(app)
+            assert await fits(pilot, panel), screen(app)
+            heap = panel.view.heap
+            assert f"heap: {heap}" in screen(app) and "Your move" in screen(app), screen(app)
+            assert "take · stones 1" not in screen(app) and "take stones 1" in screen(app), screen(app)
+            # The list: take 1, 2, 3 (as many as the heap allows); the last one.
+            offered = min(3, heap)
+            await move(pilot, *["down"] * (offered - 1), "enter")
+            turns += 1
+        await until(pilot, lambda: table_screen(app).over, what="the end")
+        assert "Match over" in screen(app), screen(app)
+        final = board(app).snap
+        await asyncio.wait_for(bot, 30)
+    assert turns >= 3 and final.status == FINISHED
+    assert sorted(final.result.ranks) == [1, 2]

@@ -14,11 +14,14 @@ from typing import Any
 import pytest
 
 from services.bozo import scoring as bozo_scoring
+from services.bozo import verify as bozo
+from services.bozu_mekuri import verify as bozu_mekuri
 from services.bozu_mekuri.cards import CARDS, kind_under
 from services.kit.game import discover
 from services.yatzy import scoring as yatzy_scoring
+from services.yatzy import verify as yatzy
 from tests.records import SPECTATOR, random_match
-from tools.verify import bozo, bozu_mekuri, verify_text, yatzy
+from tools.verify import verify_text
 
 GAMES = discover()
 

@@ -3,7 +3,8 @@ playwright-core from npm: clients/web/tests/browser.mjs). Two browser
 contexts play a complete Yatzy duel and a complete Dudo game by clicking, one
 of them closing its tab mid-match and coming back to its seat (and, in Dudo,
 the other's feed cut as a draining replica would, then resumed); the other
-games are played to the end, and a Bozó duel found by matchmaking; then the
+games are played to the end, and a Bozó duel found by matchmaking, and Nim
+(a game of the tests' own, with no client code) on the generic board; then the
 community (friends, private messages, an invitation to the seat opposite at
 a Dominó table, reporting and blocking from the chat, tournaments followed
 live to their end, rankings, profiles). Every scenario runs in one browser
@@ -33,7 +34,8 @@ ARTIFACTS = REPO / "test-artifacts" / "browser"
 # Bozu Mekuri and Dominó), checking each game's own information is shown;
 # then accounts, matchmaking and the rules pages; then the community:
 # friends, messages, a Dominó invite, reporting and blocking, tournaments.
-SCENARIOS = ["yatzy", "dudo", "bozo", "bozu_mekuri", "domino", "matchmaking", "community"]
+# Nim has no client code: the generic board plays it.
+SCENARIOS = ["yatzy", "dudo", "bozo", "bozu_mekuri", "domino", "matchmaking", "nim", "community"]
 
 
 @pytest.fixture(scope="module")

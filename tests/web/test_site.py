@@ -36,7 +36,8 @@ def test_the_site_is_served_at_the_root(gateway: str) -> None:
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
 
 
-PAGES = ["", "bozo", "bozu-mekuri", "domino", "dudo", "yatzy", "fairness"]
+# Each game's page comes from the game (its folder's rules/); Nim's too.
+PAGES = ["", "bozo", "bozu-mekuri", "domino", "dudo", "yatzy", "nim", "fairness"]
 
 
 @pytest.mark.parametrize("lang", ["en", "pt-BR"])
@@ -111,13 +112,15 @@ def test_an_unknown_rules_page_is_a_clear_404(gateway: str) -> None:
 
 
 def test_the_sites_rules_links_resolve(gateway: str) -> None:
-    """Every game's rules page the web client links to is served, in both languages."""
+    """Every game the gateway lists has its rules page, from the game's own
+    folder, in both languages, where the web client links it (the game's
+    name, "-" for "_"; no page names in the client)."""
     script = (DIST / "app.js").read_text(encoding="utf-8")
+    assert 'replace(/_/g,"-")' in script
     games = httpx.get(f"{gateway}/v1/games", timeout=10).json()["games"]
+    assert {"bozo", "bozu_mekuri", "domino", "dudo", "yatzy", "nim"} <= {g["name"] for g in games}
     for game in games:
-        if game["name"] not in ("bozo", "bozu_mekuri", "domino", "dudo", "yatzy"):
-            continue  # the tests' own game has no rules page
         page = game["name"].replace("_", "-")
-        assert f'"{page}"' in script, page
+        assert {r["lang"] for r in game["rules"]} == {"en", "pt-BR"}, page
         for lang in ("en", "pt-BR"):
             assert httpx.get(f"{gateway}/rules/{lang}/{page}", timeout=10).status_code == 200, (lang, page)

@@ -1,12 +1,13 @@
 """``python -m tools.verify [RECORD] [--seed HEX]``: exit 0 and "verified",
-or exit 1 and the first difference (see docs/fairness.md)."""
+or exit 1 and the first difference; exit 2 when the record's game has no
+replay (nothing could be checked; see docs/fairness.md)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from . import Difference, verify_text
+from . import Difference, NoReplay, verify_text
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,6 +37,9 @@ def main(argv: list[str] | None = None) -> int:
     except Difference as difference:
         print(f"NOT verified: {difference}")
         return 1
+    except NoReplay as missing:
+        print(f"cannot verify: {missing}", file=sys.stderr)
+        return 2
     print(report.text())
     return 0
 

@@ -72,6 +72,18 @@ class Shadow:
             raise Mismatch("seat", seat, found)
 
 
+class NoReplay(Exception):
+    """The record's game has no replay: its matches cannot be verified (not
+    a difference: nothing was compared)."""
+
+    def __init__(self, game: str, known: list[str]) -> None:
+        super().__init__(
+            f"no replay for {game!r}: its folder has no verify.py, so its matches cannot be verified"
+            f" (games with a replay: {', '.join(known) or 'none'})"
+        )
+        self.game = game
+
+
 def malformed(error: Exception) -> Mismatch:
     return Mismatch("format", "fields of the proto's types", f"{type(error).__name__}: {error}")
 
@@ -115,6 +127,8 @@ def verify(record: Record, seed_hex: str | None, shadows: dict[str, type[Shadow]
     revealed); Difference at the first disagreement."""
     seed = _seed(record, seed_hex)
     rng = Generator(seed)
+    if record.game not in shadows:
+        raise NoReplay(record.game, sorted(shadows))
     shadow = shadows[record.game](record, rng)
     pending: deque[Expected] = deque(shadow.start())
     final: Event | None = None

@@ -1,5 +1,7 @@
-"""One board per game, by the game's name (GameInfo.name), and the game's
-table options built from the mode chosen plus any the player types."""
+"""One board per game: the five games' drawn boards by the game's name
+(GameInfo.name), the generic board (games/generic.py) for any other; and
+the game's table options built from the mode chosen plus any the player
+types."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from clients.terminal.games.bozo import BozoPanel
 from clients.terminal.games.bozu_mekuri import BozuMekuriPanel
 from clients.terminal.games.domino import DominoPanel
 from clients.terminal.games.dudo import DudoPanel
+from clients.terminal.games.generic import load_stubs, panel_for
 from clients.terminal.games.yatzy import YatzyPanel
 
 PANELS: dict[str, type[GamePanel[Any, Any]]] = {
@@ -26,10 +29,16 @@ PANELS: dict[str, type[GamePanel[Any, Any]]] = {
 }
 
 
+def panel(snap: match_pb2.Snapshot) -> type[GamePanel[Any, Any]]:
+    """The board for ``snap``'s game: its own, else the generic one."""
+    return PANELS.get(snap.game) or panel_for(snap.view.type_url)
+
+
 def options(game: match_pb2.GameInfo, mode: match_pb2.Mode, typed: str = "") -> any_pb2.Any:
     """The game's Options message for ``mode``, with the fields typed as
     proto JSON (e.g. ``{"card": "SCANDINAVIAN"}``) on top; ValueError if
     they are not the game's options."""
+    load_stubs(game.proto_package)
     descriptor = descriptor_pool.Default().FindMessageTypeByName(f"{game.proto_package}.Options")
     fields = json_format.MessageToDict(mode.options)
     try:

@@ -23,13 +23,15 @@
 //   (ADMIN_USER/ADMIN_PASSWORD) announced and starts, play their boards, and
 //   follow each live to its end; a Dominó team registers with its code;
 //   the rankings and a profile.
+// - nim: the tests' game, with no client code of its own, played to the end
+//   by two players on the generic board.
 //
 // Every screen is screenshotted into ARTIFACTS, must be no wider than its
 // viewport, and is checked by axe-core (0 serious or critical violations);
 // every request the pages make must go to the gateway. Run by
 // tests/web/test_browser.py:
 //
-//   node tests/browser.mjs <gateway URL> <artifacts dir> [yatzy|dudo|bozo|bozu_mekuri|domino|matchmaking|claim|community ...]
+//   node tests/browser.mjs <gateway URL> <artifacts dir> [yatzy|dudo|bozo|bozu_mekuri|domino|matchmaking|claim|community|nim ...]
 //
 // Prints one JSON line per scenario (with its `error` if it failed, and its
 // pages' requests outside the gateway); exits non-zero if any failed.
@@ -515,6 +517,45 @@ async function matchmaking(browser) {
   return { scenario: "matchmaking", queue: queued, table: tables[0], screenshots: shots };
 }
 
+/** Nim (a game of the tests, tests/games/nim) has no board of its own:
+ * two players play it to the end on the generic board — its view as
+ * fields, its legal actions as controls (a number field while several
+ * counts may be taken, a button when one may) — with no client code for it. */
+async function nim(browser) {
+  const a = await context(browser, DESKTOP, EN);
+  const b = await context(browser, PHONE, PT);
+  const ana = await newPage(a, base);
+  await guest(ana, "Ana");
+  const bia = await newPage(b);
+  await openTable(ana, bia, "nim");
+  const shots = [];
+  let actions = 0;
+  for (;;) {
+    const page = await mover([ana, bia]);
+    if (!page) break;
+    const heap = Number(await page.locator(".generic-fields [data-field=heap] dd").first().innerText());
+    if (!(heap > 0)) throw new Error(`the view shows no heap (${heap})`);
+    if (await page.locator(".generic-range").count()) {
+      const input = page.locator(".generic-range input").first();
+      const most = Number(await input.getAttribute("max"));
+      await input.fill(String(1 + (actions % most)));
+      if (actions === 1) shots.push(await screen(page, page === ana ? "nim-generic-desktop-en" : "nim-generic-phone-pt"));
+      await actAndWait(page, ".generic-range button[type=submit]", actions % 2 === 0);
+    } else {
+      await actAndWait(page, ".generic-controls button[data-action=take]");
+    }
+    actions += 1;
+  }
+  const result = await places(bia);
+  await ana.waitForSelector("#result", { timeout: STEP_MS });
+  shots.push(await screen(ana, "nim-final-desktop-en"), await screen(bia, "nim-final-phone-pt"));
+  const log = await ana.locator("body").innerText();
+  if (!/took/.test(log)) throw new Error("the log says nothing of the moves");
+  await a.close();
+  await b.close();
+  return { scenario: "nim", actions, result, screenshots: shots };
+}
+
 /** A seat idle past its time is claimed against from the browser: the test
  * prints the table and waits (on stdin) while pytest makes the idle seat's
  * time run out; the other player's page then offers the claim. */
@@ -791,7 +832,7 @@ try {
     const before = foreign.length;
     let outcome;
     try {
-      outcome = await { yatzy, dudo, bozo, bozu_mekuri: bozuMekuri, domino, matchmaking, claim, community }[name](browser);
+      outcome = await { yatzy, dudo, bozo, bozu_mekuri: bozuMekuri, domino, matchmaking, claim, community, nim }[name](browser);
     } catch (error) {
       failed = true;
       console.error(error);

@@ -95,3 +95,9 @@ def legal(state: State, seat: int) -> list[JSON]:
     if seat not in to_act(state):
         return []
     return [{"take": {"stones": n}} for n in range(1, min(state["max_take"], state["heap"]) + 1)]
+
+
+def last_stone(outcome: Outcome, events: list[JSON]) -> list[int]:
+    """The trophy "Last stone": the seat that took it (none if the match
+    ended otherwise)."""
+    return [e["took"]["seat"] for e in events if "took" in e and not e["took"].get("heap")]

@@ -2,7 +2,7 @@
 
 from rodada.nim.v1 import nim_pb2
 
-from services.kit.game import CLAIMABLE, OTHERS, SEAT_OUT, Game, Mode
+from services.kit.game import CLAIMABLE, OTHERS, SEAT_OUT, Game, Mode, Trophy, rules_pages
 from tests.games.nim import engine
 
 GAME = Game(
@@ -21,4 +21,6 @@ GAME = Game(
     in_play=engine.in_play,
     depart=engine.depart,
     legal=engine.legal,
+    trophies=(Trophy("nim_last_stone", "Last stone", "Take the last stone in Nim.", engine.last_stone),),
+    rules=rules_pages(__file__),
 )

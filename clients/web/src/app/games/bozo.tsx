@@ -105,7 +105,6 @@ function BozoBoard({ board }: { board: Board }) {
 
 export const bozo: GameUi = {
   Board: BozoBoard,
-  rules: "bozo",
   describe(event, name) {
     if (event.turn_started) {
       const e = event.turn_started as { seat: number; turn: number };

@@ -71,7 +71,6 @@ function BozuBoard({ board }: { board: Board }) {
 
 export const bozuMekuri: GameUi = {
   Board: BozuBoard,
-  rules: "bozu-mekuri",
   unit: (n) => t.cards(n),
   describe(event, name) {
     if (event.match_started) return t.bozu.matchStarted((event.match_started as { deck_count: number }).deck_count);

@@ -116,7 +116,6 @@ function DominoBoard({ board }: { board: Board }) {
 
 export const domino: GameUi = {
   Board: DominoBoard,
-  rules: "domino",
   describe(event, name) {
     if (event.round_started) {
       const e = event.round_started as { round: number; opener: number };

@@ -174,7 +174,6 @@ function Reveal({ board, reveal }: { board: Board; reveal: NonNullable<View["las
 
 export const dudo: GameUi = {
   Board: DudoBoard,
-  rules: "dudo",
   unit: (n) => t.diceCount(n),
   describe(event, name) {
     if (event.round_started) {

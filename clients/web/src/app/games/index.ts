@@ -1,8 +1,11 @@
-/** Each game's board, log lines and rules page. */
+/** Each game's board and log lines: the five games' drawn boards, and for
+ * any other game the generic one (its view as fields, its legal actions as
+ * controls). */
 import { bozo } from "./bozo";
 import { bozuMekuri } from "./bozu_mekuri";
 import { domino } from "./domino";
 import { dudo } from "./dudo";
+import { generic } from "./generic";
 import type { GameUi } from "./types";
 import { yatzy } from "./yatzy";
 
@@ -14,7 +17,12 @@ export const GAMES: Record<string, GameUi> = {
   yatzy,
 };
 
-/** The rules page of each game, by game name. */
-export const RULES_PAGES: Record<string, string> = Object.fromEntries(
-  Object.entries(GAMES).map(([name, ui]) => [name, ui.rules]),
-);
+/** A game's board: its own drawn one, else the generic one. */
+export function gameUi(game: string): GameUi {
+  return GAMES[game] ?? generic;
+}
+
+/** A game's rules page under /rules/ (served from the game's own folder). */
+export function rulesPage(game: string): string {
+  return game.replace(/_/g, "-");
+}

@@ -27,8 +27,6 @@ export interface GameUi {
   Board: FunctionComponent<{ board: Board }>;
   /** One line of the table's log for one of the game's events (null: nothing to say). */
   describe(event: GameEvent, name: (seat: number) => string): string | null;
-  /** The rules page's name under /rules/. */
-  rules: string;
   /** A score in words ("12 points" unless the game counts something else). */
   unit?: (n: number) => string;
 }

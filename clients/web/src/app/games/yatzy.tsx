@@ -68,7 +68,6 @@ function YatzyBoard({ board }: { board: Board }) {
 
 export const yatzy: GameUi = {
   Board: YatzyBoard,
-  rules: "yatzy",
   describe(event, name) {
     if (event.turn_started) {
       const e = event.turn_started as { seat: number; round: number };

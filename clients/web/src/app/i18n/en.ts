@@ -126,6 +126,13 @@ export const en = {
     closed: (why: string) => `The search stopped: ${why}.`,
     matchedWithCpu: "Matched: computer players fill the other seats.",
   },
+  generic: {
+    choices: "Your move",
+    send: "Play",
+    yes: "yes",
+    no: "no",
+    between: (low: number, high: number) => (low === high ? `pick ${low}` : `pick ${low} to ${high}`),
+  },
   table: {
     title: (game: string, mode: string) => (mode ? `${game} · ${mode}` : game),
     id: (id: string) => `Table ${id}`,

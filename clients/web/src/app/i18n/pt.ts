@@ -124,6 +124,13 @@ export const pt: Catalog = {
     closed: (why: string) => `A busca parou: ${why}.`,
     matchedWithCpu: "Mesa formada: o computador ocupa os outros lugares.",
   },
+  generic: {
+    choices: "Sua jogada",
+    send: "Jogar",
+    yes: "sim",
+    no: "não",
+    between: (low: number, high: number) => (low === high ? `escolha ${low}` : `escolha de ${low} a ${high}`),
+  },
   table: {
     title: (game: string, mode: string) => (mode ? `${game} · ${mode}` : game),
     id: (id: string) => `Mesa ${id}`,

@@ -5,7 +5,7 @@ import { useEffect, useState } from "preact/hooks";
 import type { GameInfo, Options, Table } from "../../api/types";
 import type { Go } from "../app";
 import { list, rulesUrl, t } from "../i18n";
-import { RULES_PAGES } from "../games";
+import { rulesPage } from "../games";
 import { client, isGuest } from "../session";
 import { Card, ErrorNote, useAction } from "../ui/parts";
 import { defaults, type OptionValues, OptionsForm, useOptionFields } from "./options";
@@ -31,7 +31,7 @@ export function Lobby({ games, go, error }: { games: GameInfo[]; go: Go; error?:
       <JoinTable go={go} />
       <Card title={t.lobby.rulesTitle}>
         <ul class="rules-links">
-          {games.map((g) => <li><a href={rulesUrl(RULES_PAGES[g.name] ?? "")}>{g.title}</a></li>)}
+          {games.map((g) => <li><a href={rulesUrl(rulesPage(g.name))}>{g.title}</a></li>)}
         </ul>
       </Card>
     </div>

@@ -1,7 +1,7 @@
 /** The table's log in plain words: table changes, the platform's notices
  * and each game's own events (the game's `describe`). */
 import type { MatchEvent } from "../../api/types";
-import { GAMES } from "../games";
+import { gameUi } from "../games";
 import { gameEvent } from "../games/types";
 import { t } from "../i18n";
 
@@ -42,5 +42,5 @@ export function describe(event: MatchEvent, game: string, name: Names): string |
     return NOTICES[notice.kind]?.(name(notice.seat), notice.by === undefined ? "" : name(notice.by)) ?? null;
   }
   const body = gameEvent(event);
-  return body ? (GAMES[game]?.describe(body, name) ?? null) : null;
+  return body ? gameUi(game).describe(body, name) : null;
 }

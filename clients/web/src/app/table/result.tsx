@@ -2,7 +2,7 @@
  * places said so), partners together, the end's reason, and the match's
  * seed with the SHA-256 shown from the start, to check the dice. */
 import type { Schemas, Snapshot } from "../../api/types";
-import { GAMES } from "../games";
+import { gameUi } from "../games";
 import { list, rulesUrl, t } from "../i18n";
 
 type Team = Schemas["rodada.common.v1.Team"];
@@ -27,7 +27,7 @@ function sides(snapshot: Snapshot, teams: Team[], name: (seat: number) => string
 }
 
 function unit(snapshot: Snapshot, n: number): string {
-  return (GAMES[snapshot.game]?.unit ?? t.points)(n);
+  return (gameUi(snapshot.game).unit ?? t.points)(n);
 }
 
 export function Scores({ snapshot, name, teams }: { snapshot: Snapshot; name: (seat: number) => string; teams: Team[] }) {

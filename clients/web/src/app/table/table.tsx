@@ -8,7 +8,7 @@ import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { TableFeed } from "../../api/feed";
 import type { Action, GameInfo, MatchEvent, Snapshot, Table } from "../../api/types";
 import type { Go } from "../app";
-import { GAMES } from "../games";
+import { gameUi, rulesPage } from "../games";
 import { type Board, type GameEvent, gameEvent } from "../games/types";
 import { lang, rulesUrl, t } from "../i18n";
 import { InviteFriends } from "../screens/friends";
@@ -84,7 +84,7 @@ export function TableScreen({ tableId, games, go }: { tableId: string; games: Ga
         <h1>{t.table.title(info?.title ?? gameName, table?.mode && (info?.modes.length ?? 0) > 1 ? modeLabel(table.mode) : "")}</h1>
         <p class="muted">
           {t.table.id(tableId)}
-          {gameName ? <> · <a href={rulesUrl(GAMES[gameName]?.rules ?? "")}>{t.table.rules}</a></> : null}
+          {gameName ? <> · <a href={rulesUrl(rulesPage(gameName))}>{t.table.rules}</a></> : null}
         </p>
         <p id="status" role="status" data-state={connection.state}
           class={connection.state === "lost" || connection.state === "refused" ? "error" : "muted"}>
@@ -237,7 +237,7 @@ function Match({ tableId, snapshot, info, table, name, inactiveAt, events, takeS
   const [, tick] = useState(0);
   const over = snapshot.status === "MATCH_STATUS_FINISHED";
   const myTurn = !over && snapshot.to_act.includes(snapshot.seat);
-  const ui = GAMES[snapshot.game];
+  const ui = gameUi(snapshot.game);
 
   // Redraw when the turn's deadline passes (the claim may then be offered).
   useEffect(() => {
@@ -298,7 +298,7 @@ function Match({ tableId, snapshot, info, table, name, inactiveAt, events, takeS
         {clock ? <span class="muted"> · {clock}</span> : null}
       </p>
       <Scores snapshot={snapshot} name={name} teams={teams} />
-      {ui ? <ui.Board board={board} /> : <pre>{JSON.stringify(snapshot.view, null, 1)}</pre>}
+      <ui.Board board={board} />
       <ErrorNote error={shownError} />
       {over ? <Result snapshot={snapshot} name={name} teams={teams} /> : null}
       <div class="actions">

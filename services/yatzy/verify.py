@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .dice import DICE, kept
-from .record import JSON, Event, Mismatch
-from .replay import Expected, Shadow, end_reason, ranks_of
+from tools.verify.dice import DICE, kept
+from tools.verify.record import JSON, Event, Mismatch
+from tools.verify.replay import Expected, Shadow, end_reason, ranks_of
 
 UPPER = {"ONES": 1, "TWOS": 2, "THREES": 3, "FOURS": 4, "FIVES": 5, "SIXES": 6}
 CLASSIC = (*UPPER, "THREE_OF_A_KIND", "FOUR_OF_A_KIND", "FULL_HOUSE", "SMALL_STRAIGHT")
@@ -149,3 +149,6 @@ class Yatzy(Shadow):
     def _end(self) -> None:
         self.current, self.dice, self.throws = None, [], 0
         self.over = True
+
+
+SHADOW = Yatzy

@@ -5,8 +5,8 @@ the next round's dice and opener."""
 
 from __future__ import annotations
 
-from .record import JSON, Event, Mismatch
-from .replay import Expected, Shadow, end_reason
+from tools.verify.record import JSON, Event, Mismatch
+from tools.verify.replay import Expected, Shadow, end_reason
 
 ONES = 1
 OUT_REASONS = {"left": "LEFT", "inactive": "REMOVED_INACTIVE"}
@@ -220,3 +220,6 @@ class Dudo(Shadow):
             if self.counts[other] > 0:
                 return other
         raise Mismatch("seat", "another player still in", None)
+
+
+SHADOW = Dudo

@@ -4,8 +4,8 @@ card, and what the card does follows from its kind and the table's rules."""
 
 from __future__ import annotations
 
-from .record import JSON, Event, Mismatch
-from .replay import Expected, Shadow, ranks_of
+from tools.verify.record import JSON, Event, Mismatch
+from tools.verify.replay import Expected, Shadow, ranks_of
 
 # The printed categories of the Ogura Hyakunin Isshu (every other card is a noble).
 LADIES = frozenset({2, 9, 19, 38, 53, 54, 56, 57, 58, 59, 60, 61, 62, 65, 67, 72, 80, 88, 89, 90, 92})
@@ -174,3 +174,6 @@ class BozuMekuri(Shadow):
             break
         self.to_act = seat
         return [*events, Expected("turn_started", {"seat": seat})]
+
+
+SHADOW = BozuMekuri

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .dice import DICE, kept
-from .record import JSON, Event, Mismatch
-from .replay import Expected, Shadow, end_reason
+from tools.verify.dice import DICE, kept
+from tools.verify.record import JSON, Event, Mismatch
+from tools.verify.replay import Expected, Shadow, end_reason
 
 TURNS = {"SOLO": 10, "DUEL": 20, "DUPLAS": 20}
 TEAMS = ("JADE", "AMBAR")
@@ -132,3 +132,6 @@ class Bozo(Shadow):
     def _turn_started(self) -> Expected:
         seat = self.turn % self.seats
         return Expected("turn_started", {"seat": seat, "turn": self.turn + 1, **self._team(seat)})
+
+
+SHADOW = Bozo

@@ -5,8 +5,8 @@ checked to be forced, and a round's end is scored from the hands left."""
 
 from __future__ import annotations
 
-from .record import JSON, Event, Mismatch
-from .replay import Expected, Shadow, end_reason
+from tools.verify.record import JSON, Event, Mismatch
+from tools.verify.replay import Expected, Shadow, end_reason
 
 Tile = tuple[int, int]
 SEATS = 4
@@ -176,3 +176,6 @@ class Domino(Shadow):
     def _end(self, winner: int) -> None:
         self.winner = winner
         self.over = True
+
+
+SHADOW = Domino

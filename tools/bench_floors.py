@@ -1,0 +1,183 @@
+"""The floors of ``make bench``, measured in the same run as the paths: what
+the cheapest possible server on each of our stacks spends per call, so that
+every path's server CPU per move reads as a multiple of what its transport
+alone costs.
+
+- **gRPC**: a bare grpc.aio unary echo (a generic handler, bytes in, bytes
+  out, no interceptor), on uvloop with the game services' server options.
+- **ASGI**: a bare ASGI app answering ``{}`` on uvicorn with the gateway's
+  flags (the same HTTP and WebSocket implementations).
+- **Redis**: an ``EVALSHA`` of ``return 1`` (redis-server's CPU per call).
+
+Each floor is driven by ``bench/rodada/floor.js`` (the same lean Node
+clients and window as the drivers: one connection per caller, one call in
+flight each). ``python -m tools.bench_floors grpc|asgi PORT`` serves a floor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tools.redis_server import RedisServer, free_port, wait_for_port
+
+if TYPE_CHECKING:
+    from tools.bench import Row
+
+CALLERS = 50
+FLOORS = ("grpc", "asgi", "redis")
+# Which floor each process of a path is held against: the gateway serves the
+# web path over HTTP and the platform path over gRPC.
+FLOOR_OF = {"yatzy": "grpc", "gateway": "asgi", "redis": "redis"}
+PLATFORM_FLOOR_OF = {**FLOOR_OF, "gateway": "grpc"}
+
+
+async def serve_grpc(port: int) -> None:
+    import grpc
+
+    from services.kit.server import SERVER_OPTIONS
+
+    async def echo(request: bytes, context: Any) -> bytes:
+        return request
+
+    handler = grpc.method_handlers_generic_handler(
+        "floor.Echo", {"Echo": grpc.unary_unary_rpc_method_handler(echo)}
+    )
+    server = grpc.aio.server(options=SERVER_OPTIONS)
+    server.add_generic_rpc_handlers((handler,))
+    server.add_insecure_port(f"127.0.0.1:{port}")
+    await server.start()
+    await server.wait_for_termination()
+
+
+async def bare_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    if scope["type"] == "lifespan":
+        while (await receive())["type"] != "lifespan.shutdown":
+            await send({"type": "lifespan.startup.complete"})
+        await send({"type": "lifespan.shutdown.complete"})
+        return
+    body = b"{}"
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", b"2")],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+async def serve_asgi(port: int) -> None:
+    import uvicorn
+
+    # The gateway's flags (gateway/__main__.py), on a bare app.
+    config = uvicorn.Config(
+        bare_app,
+        host="127.0.0.1",
+        port=port,
+        log_config=None,
+        access_log=False,
+        proxy_headers=True,
+        ws_per_message_deflate=False,
+        ws="wsproto",
+        lifespan="on",
+    )
+    await uvicorn.Server(config).serve()
+
+
+def _spawn(kind: str, port: int, root: Path) -> subprocess.Popen[bytes]:
+    log = (root / f"floor-{kind}.log").open("ab")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tools.bench_floors", kind, str(port)], stdout=log, stderr=subprocess.STDOUT
+    )
+    wait_for_port(port, timeout=30)
+    return process
+
+
+def measure(root: Path, seconds: float, warmup: float, callers: int = CALLERS) -> dict[str, dict[str, Any]]:
+    """Each floor's calls/s and server CPU ms per call (and the driver's)."""
+    from tools.bench import DRIVERS, per_move, run_driver
+
+    root.mkdir(parents=True, exist_ok=True)
+    floors: dict[str, dict[str, Any]] = {}
+    for kind in FLOORS:
+        port = free_port()
+        redis = RedisServer(root / "redis", port).start() if kind == "redis" else None
+        process = redis.process if redis is not None else _spawn(kind, port, root)
+        assert process is not None
+        try:
+            args = [str(DRIVERS / "floor.js"), "--target", {"asgi": "http"}.get(kind, kind)]
+            args += ["--address", f"127.0.0.1:{port}", "--matches", str(callers)]
+            args += ["--seconds", str(seconds), "--warmup", str(warmup)]
+            result, spent = run_driver(args, warmup + seconds + 60, {"server": process.pid})
+        finally:
+            if redis is not None:
+                redis.stop()
+            else:
+                process.terminate()
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    process.wait(10)
+                if process.poll() is None:
+                    process.kill()
+        calls = result["moves"]
+        floors[kind] = {
+            "calls_per_second": result["moves_per_second"],
+            "p50_ms": result["p50_ms"],
+            "p99_ms": result["p99_ms"],
+            "server_cpu_ms": per_move(spent["server"], calls),
+            "driver_cpu_ms": per_move(result["driver_cpu_s"], calls),
+            "errors": result["errors"],
+            "other_cpu_s": round(max(0.0, spent["other"]), 2),
+        }
+    return floors
+
+
+NAMES = {
+    "grpc": "bare grpc.aio unary echo",
+    "asgi": "bare ASGI request (uvicorn, the gateway's flags)",
+    "redis": "Redis EVALSHA round trip",
+}
+
+
+def describe(floors: dict[str, dict[str, Any]], rows: list[Row]) -> str:
+    lines = [f"floors ({CALLERS} callers, one call in flight each; server CPU ms per call):"]
+    for kind, floor in floors.items():
+        lines.append(
+            f"- {NAMES[kind]}: {floor['server_cpu_ms']:.3f} ms ({floor['calls_per_second']:,.0f} calls/s, "
+            f"driver {floor['driver_cpu_ms']:.3f} ms, other CPU {floor['other_cpu_s']:.1f} s"
+            + (f", {floor['errors']} errors" if floor["errors"] else "")
+            + ")"
+        )
+    lines.append("server CPU per move as a multiple of its floor:")
+    for row in rows:
+        if row.path == "reference":
+            continue
+        parts = []
+        floor_of = PLATFORM_FLOOR_OF if row.path == "platform" else FLOOR_OF
+        for name, ms in row.cpu.items():
+            floor_ms = floors.get(floor_of.get(name, ""), {}).get("server_cpu_ms")
+            if floor_ms:
+                parts.append(f"{name} {ms / floor_ms:.1f}×")
+        before = " (before)" if row.before else ""
+        lines.append(f"- {row.path}{before}, {row.matches} matches of {row.players}: " + ", ".join(parts))
+    return "\n".join(lines)
+
+
+def main() -> None:
+    kind, port = sys.argv[1], int(sys.argv[2])
+    with contextlib.suppress(ImportError):
+        import uvloop
+
+        uvloop.install()
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve_grpc(port) if kind == "grpc" else serve_asgi(port))
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    main()
