@@ -78,6 +78,19 @@ class CompetitionServicer(Servicer, competitions_pb2_grpc.CompetitionServiceServ
         doc = await self.p.tournaments.start(request.tournament_id, caller(context).identity)
         return pb.StartTournamentResponse(tournament=self.p.tournaments.message(doc))
 
+    async def CancelTournament(
+        self, request: pb.CancelTournamentRequest, context: Context
+    ) -> pb.CancelTournamentResponse:
+        doc = await self.p.tournaments.cancel(caller(context).identity, request.tournament_id)
+        return pb.CancelTournamentResponse(tournament=self.p.tournaments.message(doc))
+
+    async def RemoveEntrant(
+        self, request: pb.RemoveEntrantRequest, context: Context
+    ) -> pb.RemoveEntrantResponse:
+        me = caller(context).identity
+        doc = await self.p.tournaments.remove_entrant(me, request.tournament_id, request.entrant_id)
+        return pb.RemoveEntrantResponse(tournament=self.p.tournaments.message(doc))
+
     async def GetLeague(self, request: pb.GetLeagueRequest, context: Context) -> pb.GetLeagueResponse:
         caller(context)
         return pb.GetLeagueResponse(league=await self.p.leagues.league(request.game, request.mode))

@@ -255,6 +255,39 @@ class Tournaments:
 
         await self.update(tournament_id, remove)
 
+    async def remove_entrant(self, admin: Identity, tournament_id: str, entrant_id: str) -> Doc:
+        """An admin takes an entrant (a no-show) off the list before the start."""
+        require_admin(admin)
+
+        def remove(record: Doc) -> bool:
+            if record["status"] != REGISTRATION:
+                raise conflict("registration_closed", "the tournament has started")
+            if not any(e["id"] == entrant_id for e in record["entrants"]):
+                raise not_found("entrant_not_found", f"no entrant {entrant_id!r}")
+            record["entrants"] = [e for e in record["entrants"] if e["id"] != entrant_id]
+            return True
+
+        doc, _ = await self.update(tournament_id, remove)
+        return doc
+
+    async def cancel(self, admin: Identity, tournament_id: str) -> Doc:
+        """An admin calls a tournament off: in registration, or running (its
+        tables play on, their results no longer recorded)."""
+        require_admin(admin)
+
+        def call_off(record: Doc) -> bool:
+            if record["status"] in (FINISHED, CANCELLED):
+                raise conflict("tournament_over", f"the tournament is {record['status']}")
+            record["status"] = CANCELLED
+            record["finished_at"] = time.time()
+            return True
+
+        doc, changed = await self.update(tournament_id, call_off)
+        if changed:
+            metrics.TOURNAMENTS.labels(doc["game"], "cancelled").inc()
+            await self._after(doc)
+        return doc
+
     # -- rounds ------------------------------------------------------------------------
 
     async def start(self, tournament_id: str, admin: Identity | None) -> Doc:

@@ -116,7 +116,7 @@ class Bozo(Shadow):
         return {
             "ranks": ranks,
             "scores": scores,
-            "reason": end_reason([self.departed[1]] if self.departed else []),
+            "reason": end_reason(self.departed[1] if self.departed else None),
             "forfeited": [self.departed[0]] if self.departed else [],
         }
 

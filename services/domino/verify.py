@@ -99,7 +99,7 @@ class Domino(Shadow):
         return {
             "ranks": [1 if seat % 2 == self.winner else 2 for seat in range(SEATS)],
             "scores": [self.scores[seat % 2] for seat in range(SEATS)],
-            "reason": end_reason([self.departed[1]] if self.departed else []),
+            "reason": end_reason(self.departed[1] if self.departed else None),
             "forfeited": [self.departed[0]] if self.departed else [],
         }
 

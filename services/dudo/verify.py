@@ -86,11 +86,11 @@ class Dudo(Shadow):
         ranks = [1] * len(self.counts)
         for seat, _, place in self.outs:
             ranks[seat] = place
-        whys = [why for _, why, _ in self.outs]
+        last = self.outs[-1][1] if self.outs else "NO_DICE"  # the last out ended the match
         return {
             "ranks": ranks,
             "scores": [],
-            "reason": end_reason(["left" if w == "LEFT" else "inactive" for w in whys if w != "NO_DICE"]),
+            "reason": end_reason({"LEFT": "left", "NO_DICE": None}.get(last, "inactive")),
             "forfeited": [seat for seat, why, _ in self.outs if why != "NO_DICE"],
         }
 

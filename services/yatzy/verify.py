@@ -73,6 +73,7 @@ class Yatzy(Shadow):
         self.card = "CLASSIC" if card in ("CLASSIC", "CARD_UNSPECIFIED") else card
         self.filled: list[dict[str, int]] = [{} for _ in range(self.record.seats)]
         self.forfeits: list[tuple[int, str]] = []
+        self.ended_by: str | None = None  # the departure that ended the match, if one did
         self.current: int | None = 0
         self.dice: list[int] = []
         self.throws = 0
@@ -105,6 +106,7 @@ class Yatzy(Shadow):
         still_in = self._still_in()
         if not still_in or (self.record.seats > 1 and len(still_in) == 1):
             self._end()
+            self.ended_by = why
             return []
         return self._next_turn() if seat == self.current else []
 
@@ -119,7 +121,7 @@ class Yatzy(Shadow):
         return {
             "ranks": ranks,
             "scores": totals,
-            "reason": end_reason([why for _, why in self.forfeits]),
+            "reason": end_reason(self.ended_by),
             "forfeited": [seat for seat, _ in self.forfeits],
         }
 

@@ -913,3 +913,45 @@ async def test_bozo_duplas_swiss_with_teams_and_a_bye(
     # The round-one bye sits out no more: round two seats it.
     assert bye in final["rounds"][1]["boards"][0]["entrant_ids"]
     assert final["rounds"][1]["byes"] != [bye]
+
+
+async def test_an_admin_removes_a_no_show_and_calls_a_tournament_off(
+    http: tuple[httpx.AsyncClient, httpx.AsyncClient], comp_stack: Stack
+) -> None:
+    """Before the start an admin takes an entrant off the list; running, the
+    tournament can be called off, on either replica, and not twice."""
+    a, b = http
+    admin = await make_admin(a, comp_stack)
+    players = [await register(a, n) for n in ("nia", "oto", "pia")]
+    body = {
+        "name": "Copa",
+        "game": "dudo",
+        "format": "TOURNAMENT_FORMAT_SWISS",
+        "max_entrants": 4,
+        "table_size": 2,
+    }
+    created = await admin.call("POST", "/v1/tournaments", body)
+    path = f"/v1/tournaments/{created['id']}"
+    for player in players:
+        await player.call("POST", f"{path}/register", {})
+    no_show = next(
+        e
+        for e in (await admin.call("GET", path))["entrants"]
+        if e["players"][0]["user_id"] == players[2].user_id
+    )
+    with pytest.raises(ApiRefused) as refused:
+        await players[0].call("POST", f"{path}/entrants/{no_show['id']}/remove", {})
+    assert (refused.value.status, refused.value.code) == (403, "admin_required")
+    left = await admin.call("POST", f"{path}/entrants/{no_show['id']}/remove", {})
+    assert sorted(e["players"][0]["user_id"] for e in left["entrants"]) == sorted(
+        p.user_id for p in players[:2]
+    )
+    started = await admin.call("POST", f"{path}/start", {})
+    assert started["status"] == "TOURNAMENT_STATUS_RUNNING"
+    with pytest.raises(ApiRefused) as closed:
+        await admin.call("POST", f"{path}/entrants/{no_show['id']}/remove", {})
+    assert (closed.value.status, closed.value.code) == (409, "registration_closed")
+    off = await b.post(f"{path}/cancel", json={}, headers=admin.headers)
+    assert off.status_code == 200 and off.json()["status"] == "TOURNAMENT_STATUS_CANCELLED"
+    again = await a.post(f"{path}/cancel", json={}, headers=admin.headers)
+    assert again.status_code == 409 and again.json()["error"]["code"] == "tournament_over"

@@ -251,6 +251,13 @@ async def test_every_operation_replies_as_documented(
     await refused(bia.call("POST", "/v1/tournaments/nope/withdraw"))
     await refused(bia.call("POST", f"/v1/tournaments/{tournament['id']}/start"))
     await admin.call("POST", f"/v1/tournaments/{tournament['id']}/start")
+    second = await admin.call("POST", "/v1/tournaments", {**body, "name": "Copa 2"})
+    await bia.call("POST", f"/v1/tournaments/{second['id']}/register", {})
+    entrant = (await admin.call("GET", f"/v1/tournaments/{second['id']}"))["entrants"][0]["id"]
+    await admin.call("POST", f"/v1/tournaments/{second['id']}/entrants/{entrant}/remove", {})
+    await refused(admin.call("POST", f"/v1/tournaments/{second['id']}/entrants/{entrant}/remove", {}))  # 404
+    await admin.call("POST", f"/v1/tournaments/{second['id']}/cancel", {})
+    await refused(admin.call("POST", f"/v1/tournaments/{second['id']}/cancel", {}))  # 409 tournament_over
     await ana.call("GET", f"/v1/leagues/yatzy/{mode}")
     await refused(ana.call("GET", "/v1/leagues/yatzy/no-such-mode"))
 

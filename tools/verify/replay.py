@@ -93,12 +93,13 @@ def ranks_of(values: list[int]) -> list[int]:
     return [1 + sum(1 for other in values if other > value) for value in values]
 
 
-def end_reason(whys: list[str]) -> str:
-    """The Result's reason from the departures' ("left", "inactive"): a seat
-    that left outweighs removals for inactivity, which outweigh none."""
-    if "left" in whys:
+def end_reason(ended_by: str | None) -> str:
+    """The Result's reason: what ended the match (match.proto) — a departure
+    ("left", "inactive") that left nobody to play against, or None for a
+    match played to its end (whoever left on the way)."""
+    if ended_by == "left":
         return "END_REASON_FORFEIT"
-    return "END_REASON_INACTIVITY" if "inactive" in whys else "END_REASON_COMPLETED"
+    return "END_REASON_INACTIVITY" if ended_by == "inactive" else "END_REASON_COMPLETED"
 
 
 @dataclass

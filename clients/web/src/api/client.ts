@@ -521,6 +521,18 @@ export class Client {
     return this.send("post", "/v1/tournaments/{tournament_id}/start", { path: { tournament_id: tournamentId } });
   }
 
+  /** Admin only: call a tournament off (tables playing play on, unscored). */
+  cancelTournament(tournamentId: string) {
+    return this.send("post", "/v1/tournaments/{tournament_id}/cancel", { path: { tournament_id: tournamentId } });
+  }
+
+  /** Admin only: take an entrant (a no-show) off the list before the start. */
+  removeEntrant(tournamentId: string, entrantId: string) {
+    return this.send("post", "/v1/tournaments/{tournament_id}/entrants/{entrant_id}/remove", {
+      path: { tournament_id: tournamentId, entrant_id: entrantId },
+    });
+  }
+
   /** A tournament now and after every change, until it is over (feed.ts). */
   followTournament(tournamentId: string, handlers: TournamentFeedHandlers, options?: FeedOptions): TournamentFeed {
     return new TournamentFeed(this, tournamentId, handlers, options);

@@ -84,3 +84,19 @@ test("a Bozó duel tournament: announced, registered, started, played and follow
   );
   assert.equal(podium.tournament_id, created.id);
 });
+
+test("an admin removes a no-show before the start, then calls the tournament off", async () => {
+  const boss = await admin();
+  const [ana, bia] = await Promise.all([registered("ana"), registered("bia")]);
+  const created = await boss.createTournament({ name: "Copa Cancelada", game: "yatzy", format: "TOURNAMENT_FORMAT_SWISS", max_entrants: 4 });
+  await ana.registerForTournament(created.id);
+  await bia.registerForTournament(created.id);
+  const entrant = (await boss.tournament(created.id)).entrants.find((e) => e.players[0].user_id === me(bia));
+  assert.ok(entrant);
+  assert.equal((await refused(ana.removeEntrant(created.id, entrant.id))).code, "admin_required");
+  const left = await boss.removeEntrant(created.id, entrant.id);
+  assert.deepEqual(left.entrants.map((e) => e.players[0].user_id), [me(ana)]);
+  const off = await boss.cancelTournament(created.id);
+  assert.equal(off.status, "TOURNAMENT_STATUS_CANCELLED");
+  assert.equal((await refused(boss.cancelTournament(created.id))).code, "tournament_over");
+});
