@@ -6,6 +6,8 @@ from __future__ import annotations
 from google.protobuf import any_pb2
 from rodada.common.v1 import match_pb2
 
+from gateway.competitions import keys as ckeys
+from gateway.competitions.tournaments import ACTED_TTL_SECONDS, TABLE_PREFIX
 from gateway.feeds import Connections
 from gateway.games import GameClient, Games
 from gateway.matches import Caller, MatchClient
@@ -44,8 +46,17 @@ class Play:
     async def act(
         self, caller: Caller, table_id: str, version: int, action: any_pb2.Any
     ) -> match_pb2.Snapshot:
-        """Play one action, the game's Action packed (the game service checks it)."""
-        return await self.matches.act(await self.game_of(table_id), table_id, caller, version, action)
+        """Play one action, the game's Action packed (the game service checks
+        it). At a tournament's table the player is then marked present: who
+        never acted forfeits at the round's deadline."""
+        snapshot = await self.matches.act(await self.game_of(table_id), table_id, caller, version, action)
+        if table_id.startswith(TABLE_PREFIX):
+            key = ckeys.board_acted(table_id)
+            async with self.tables.redis.pipeline(transaction=False) as pipe:
+                pipe.sadd(key, caller.user_id)
+                pipe.expire(key, ACTED_TTL_SECONDS)
+                await pipe.execute()
+        return snapshot
 
     async def ask(self, caller: Caller, table_id: str, question: any_pb2.Any) -> match_pb2.AskResponse:
         return await self.matches.ask(await self.game_of(table_id), table_id, caller, question)

@@ -23,6 +23,12 @@ TOURNAMENTS = "tournaments"  # sorted set: every tournament id, scored by creati
 LIVE_TOURNAMENTS = "tournaments:live"  # set: registration or running, for the periodic check
 
 
+def board_acted(table_id: str) -> str:
+    """Set: the users who made an accepted action at a tournament's table
+    (the present ones, when the round's deadline passes)."""
+    return f"tournament:acted:{table_id}"
+
+
 # -- leagues: one game and mode's keys share a hash tag, so recording a result
 # and closing a season are each one script.
 

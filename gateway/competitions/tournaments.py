@@ -14,11 +14,13 @@ and creating and starting a formed table are idempotent
 periodic check does so for a round whose starter died midway. Tables start
 through the matchmaker's path: formed with every seat taken, no host, no
 invites. A player who does not show up loses by the game's own inactivity
-policy, like at any table.
+policy, like at any table, or at the round's deadline (``close_round``): an
+absent side forfeits, a table where nobody acted scores nobody.
 
 Drivers: the results consumer (``on_result``, once per finished match, safe
 to repeat) and every replica's periodic ``check`` (start times, rounds whose
-tables were not all started, trophies of finished tournaments).
+tables were not all started, round deadlines, trophies of finished
+tournaments).
 """
 
 from __future__ import annotations
@@ -64,6 +66,9 @@ STATUSES = {
 MAX_ENTRANTS = 256
 MAX_ROUNDS = 20
 DEFAULT_MULTI_TABLE = 4
+DEFAULT_ROUND_SECONDS = 3600
+ROUND_SECONDS = (60, 86_400)
+ACTED_TTL_SECONDS = 2 * ROUND_SECONDS[1]
 _ATTEMPTS = 32
 TABLE_PREFIX = "tn_"
 
@@ -164,6 +169,9 @@ class Tournaments:
             )
         if request.rounds and fmt == ELIMINATION:
             raise invalid("invalid_tournament", "an elimination's rounds follow from its bracket")
+        round_seconds = request.round_seconds or DEFAULT_ROUND_SECONDS
+        if not ROUND_SECONDS[0] <= round_seconds <= ROUND_SECONDS[1]:
+            raise invalid("invalid_tournament", f"round_seconds: {ROUND_SECONDS[0]}-{ROUND_SECONDS[1]}")
         now = time.time()
         doc: Doc = {
             "id": secrets.token_hex(6),
@@ -180,6 +188,7 @@ class Tournaments:
             "team_size": 2 if partnership else 1,
             "two_sided": two_sided,
             "min_table": max(2, min(mode.seat_counts)),
+            "round_seconds": round_seconds,
             "status": REGISTRATION,
             "current_round": 0,
             "entrants": [],
@@ -382,6 +391,53 @@ class Tournaments:
                 # result behind this one in the results stream.
                 log.exception("tournament %s: starting round %s", tournament_id, doc["current_round"])
 
+    async def close_round(self, tournament_id: str, round_number: int) -> Doc:
+        """The round's deadline passed: at every table still playing, the
+        sides with a player who never acted forfeit; the round closes and the
+        next one is paired (once, across replicas)."""
+        doc, _ = await self.load(tournament_id)
+        if doc["status"] != RUNNING or doc["current_round"] != round_number:
+            return doc
+        open_boards = [b for b in doc["rounds"][-1]["boards"] if not b["finished"]]
+        acted = {
+            b["table_id"]: set(cast(set[str], await self.redis.smembers(ckeys.board_acted(b["table_id"]))))
+            for b in open_boards
+        }
+
+        def forfeit(record: Doc) -> bool:
+            if record["status"] != RUNNING or record["current_round"] != round_number:
+                return False
+            entrants = {e["id"]: e for e in record["entrants"]}
+            for board in record["rounds"][-1]["boards"]:
+                if board["finished"]:
+                    continue
+                present = acted.get(board["table_id"], set())
+                absent = [
+                    eid
+                    for eid in board["entrants"]
+                    if any(p["user_id"] not in present for p in entrants[eid]["players"])
+                ]
+                board["ranks"] = [2 if eid in absent else 1 for eid in board["entrants"]]
+                board["points"] = (
+                    [0.0] * len(absent)
+                    if len(absent) == len(board["entrants"])
+                    else rules.placement_points(board["ranks"])
+                )
+                board["forfeited"] = absent
+                board["finished"] = True
+            _pair_next(record)
+            return True
+
+        doc, changed = await self.update(tournament_id, forfeit)
+        if changed:
+            log.info("tournament %s: round %s closed at its deadline", tournament_id, round_number)
+            if doc["status"] == FINISHED:
+                metrics.TOURNAMENTS.labels(doc["game"], "finished").inc()
+            else:
+                metrics.TOURNAMENT_ROUNDS.labels(doc["game"], doc["format"]).inc()
+            await self._after(doc)
+        return doc
+
     async def _after(self, doc: Doc) -> None:
         """What follows a change: start the current round's tables, or award
         the podium and retire a finished tournament."""
@@ -450,6 +506,9 @@ class Tournaments:
                     await self.start(tournament_id, None)
                 elif doc["status"] != REGISTRATION:
                     await self._after(doc)
+                    current = doc["rounds"][-1] if doc["status"] == RUNNING and doc["rounds"] else None
+                    if current and current.get("started") and now >= current.get("deadline", float("inf")):
+                        await self.close_round(tournament_id, current["number"])
             except Refused as refusal:
                 log.warning("tournament %s: %s", tournament_id, refusal)
 
@@ -511,6 +570,7 @@ class Tournaments:
             current_round=doc["current_round"],
             created_at=doc["created_at"],
             created_by=doc["created_by"],
+            round_seconds=doc.get("round_seconds", DEFAULT_ROUND_SECONDS),
         )
         for entrant in doc["entrants"]:
             message.entrants.append(entrant_message(entrant))
@@ -527,6 +587,7 @@ class Tournaments:
                             finished=b["finished"],
                             points=b["points"],
                             ranks=b["ranks"],
+                            forfeited_entrant_ids=b.get("forfeited", []),
                         )
                         for b in played["boards"]
                     ],
@@ -618,6 +679,7 @@ def _pair_next(doc: Doc) -> None:
     doc["rounds"].append(
         {
             "number": number,
+            "deadline": time.time() + doc.get("round_seconds", DEFAULT_ROUND_SECONDS),
             "slots": slots,
             "byes": byes,
             "started": False,

@@ -28,7 +28,7 @@ from services.kit import keys
 from tests.integration.grpc_client import bearer, refusal
 from tests.integration.http_client import ACTIVE, FINISHED, ApiRefused, Player, register
 from tests.integration.test_dudo_flow import decide as dudo_decide
-from tests.integration.time_travel import rewind_idle
+from tests.integration.time_travel import pass_round_deadline, rewind_idle
 from tests.integration.waiting import until
 from tools.stack import Stack
 
@@ -955,3 +955,77 @@ async def test_an_admin_removes_a_no_show_and_calls_a_tournament_off(
     assert off.status_code == 200 and off.json()["status"] == "TOURNAMENT_STATUS_CANCELLED"
     again = await a.post(f"{path}/cancel", json={}, headers=admin.headers)
     assert again.status_code == 409 and again.json()["error"]["code"] == "tournament_over"
+
+
+async def test_a_round_deadline_forfeits_no_shows_and_the_tournament_finishes_by_itself(
+    http: tuple[httpx.AsyncClient, httpx.AsyncClient], comp_stack: Stack, redis: Redis
+) -> None:
+    """At the round's deadline whoever never acted at a table still playing
+    forfeits: a lone no-show loses to the opponent who acted, a table where
+    nobody acted is a double forfeit scoring nobody, and the tournament goes
+    on and finishes with nobody's help."""
+    a, b = http
+    admin = await make_admin(a, comp_stack)
+    body = {
+        "name": "Prazo",
+        "game": "bozo",
+        "options": {"mode": "DUEL"},
+        "format": "TOURNAMENT_FORMAT_SWISS",
+        "max_entrants": 4,
+        "rounds": 1,
+    }
+    with pytest.raises(ApiRefused) as short:
+        await admin.call("POST", "/v1/tournaments", {**body, "round_seconds": 10})
+    assert (short.value.status, short.value.code) == (422, "invalid_tournament")
+    created = await admin.call("POST", "/v1/tournaments", body)
+    assert created["round_seconds"] == 3600  # the default
+    players = [await register(a if i % 2 else b, f"prazo{i}") for i in range(4)]
+    path = f"/v1/tournaments/{created['id']}"
+    for player in players:
+        await player.call("POST", f"{path}/register", {})
+    await admin.call("POST", f"{path}/start", {})
+    tournament = await admin.call("GET", path)
+    members = entrant_players(tournament)
+    by_user = {p.user_id: p for p in players}
+    acting_board, empty_board = tournament["rounds"][0]["boards"]
+    seated = [by_user[members[e][0]] for e in acting_board["entrant_ids"]]
+
+    async def started() -> bool:
+        try:
+            await seated[0].view(acting_board["table_id"])
+        except ApiRefused:
+            return False
+        return True
+
+    await until(started, timeout=60)
+    snap = await seated[0].view(acting_board["table_id"])
+    (to_act,) = snap["to_act"]
+    present = by_user[snap["seats"][to_act]["user_id"]]
+    absent = next(p for p in seated if p is not present)
+    await present.act(acting_board["table_id"], snap["version"], {"throw": {"cup": False}})
+    # Nothing moves until the deadline: a round waits for its tables.
+    await asyncio.sleep(1.5)
+    assert (await admin.call("GET", path))["status"] == "TOURNAMENT_STATUS_RUNNING"
+
+    await pass_round_deadline(redis, created["id"])
+
+    async def over() -> bool:
+        now = await admin.call("GET", path)
+        return now["status"] == "TOURNAMENT_STATUS_FINISHED"
+
+    await until(over, timeout=60, every=0.3)
+    final = await admin.call("GET", path)
+    boards = {bd["table_id"]: bd for bd in final["rounds"][0]["boards"]}
+    entrant_of = {members[e][0]: e for e in members}
+    decided = boards[acting_board["table_id"]]
+    assert decided["finished"] and decided["forfeited_entrant_ids"] == [entrant_of[absent.user_id]]
+    points = dict(zip(decided["entrant_ids"], decided.get("points", []), strict=True))
+    assert points == {entrant_of[present.user_id]: 1.0, entrant_of[absent.user_id]: 0.0}
+    double = boards[empty_board["table_id"]]
+    assert double["finished"]
+    assert sorted(double["forfeited_entrant_ids"]) == sorted(empty_board["entrant_ids"])
+    assert double.get("points", []) == [0.0, 0.0]  # a double forfeit scores nobody
+    scores = {s["entrant_id"]: s.get("score", 0.0) for s in final["standings"]}
+    assert scores[entrant_of[present.user_id]] == 1.0
+    assert sum(scores.values()) == 1.0
+    assert final["standings"][0]["entrant_id"] == entrant_of[present.user_id]

@@ -22,3 +22,23 @@ async def rewind_idle(redis: Redis, match_id: str, seconds: float) -> float:
     doc["idle_since"] -= seconds
     await redis.hset(keys.match(match_id), mapping={"doc": orjson.dumps(doc), "w": secrets.token_hex(8)})
     return float(doc["idle_since"])
+
+
+async def pass_round_deadline(redis: Redis, tournament_id: str) -> None:
+    """Make the current round's deadline of a tournament lie in the past, as
+    a replica's next periodic check will see it (a new record version, so a
+    replica's compare-and-set on the old record fails and reads again)."""
+    key = f"tournament:{tournament_id}"
+    stored = await redis.hmget(key, ["v", "doc"])
+    assert stored[1] is not None, tournament_id
+    doc = orjson.loads(stored[1])
+    doc["rounds"][-1]["deadline"] = 0.0
+    written = await redis.eval(
+        "if redis.call('HGET', KEYS[1], 'v') ~= ARGV[1] then return 0 end "
+        "redis.call('HSET', KEYS[1], 'v', ARGV[1] + 1, 'doc', ARGV[2]) return 1",
+        1,
+        key,
+        stored[0],
+        orjson.dumps(doc),
+    )
+    assert written == 1, "the tournament changed meanwhile"
