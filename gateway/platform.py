@@ -68,7 +68,9 @@ class Platform:
         self.results = Results(self.redis, self.games)
         self.standings = Standings(self.redis, self.games)
         self.trophies = Trophies(self.redis, self.games)
-        self.tournaments = Tournaments(self.redis, self.games, self.tables, self.results, self.trophies)
+        self.tournaments = Tournaments(
+            self.redis, self.games, self.tables, self.results, self.trophies, self.social.feeds
+        )
         self.leagues = Leagues(
             self.redis,
             self.games,

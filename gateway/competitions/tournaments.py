@@ -35,7 +35,7 @@ from typing import Any, cast
 import grpc
 import orjson
 from google.protobuf import any_pb2, json_format
-from rodada.platform.v1 import competitions_pb2
+from rodada.platform.v1 import competitions_pb2, social_pb2
 
 from gateway import metrics
 from gateway.competitions import keys as ckeys
@@ -43,6 +43,7 @@ from gateway.competitions import rules
 from gateway.competitions.trophies import PODIUM, Trophies
 from gateway.games import GameClient, Games
 from gateway.results import Results
+from gateway.social.feed import SocialFeeds
 from gateway.tables import Tables
 from services.kit.errors import Refused, conflict, invalid, not_found, permission_denied, unavailable
 from services.kit.store import RedisClient
@@ -102,9 +103,16 @@ def require_admin(user: Identity) -> None:
 
 class Tournaments:
     def __init__(
-        self, redis: RedisClient, games: Games, tables: Tables, results: Results, trophies: Trophies
+        self,
+        redis: RedisClient,
+        games: Games,
+        tables: Tables,
+        results: Results,
+        trophies: Trophies,
+        social_feeds: SocialFeeds,
     ) -> None:
         self.redis = redis
+        self.social_feeds = social_feeds
         self.games = games
         self.tables = tables
         self.results = results
@@ -253,16 +261,45 @@ class Tournaments:
         )
 
     async def withdraw(self, user: Identity, tournament_id: str) -> None:
+        """Leave before the start. A partner who withdraws leaves the team
+        registered, incomplete, with the other player, who is told and given
+        the team code for a new partner (a team incomplete at the start is
+        dropped)."""
+        partners: list[tuple[str, str]] = []  # (user id, team code) to tell
+
         def remove(record: Doc) -> bool:
+            partners.clear()  # computed again on every compare-and-set lost
             if record["status"] != REGISTRATION:
                 raise conflict("registration_closed", "the tournament has started")
             entrant = _entrant_of(record, user.user_id)
             if entrant is None:
                 raise not_found("not_registered", "you are not registered")
-            record["entrants"] = [e for e in record["entrants"] if e is not entrant]
+            staying = [p for p in entrant["players"] if p["user_id"] != user.user_id]
+            if staying:
+                entrant["players"] = staying
+                entrant["complete"] = False
+                partners.extend((p["user_id"], entrant["code"]) for p in staying)
+            else:
+                record["entrants"] = [e for e in record["entrants"] if e is not entrant]
             return True
 
-        await self.update(tournament_id, remove)
+        doc, _ = await self.update(tournament_id, remove)
+        for partner, code in partners:
+            await self._tell(partner, social_pb2.TOURNAMENT_NOTICE_KIND_PARTNER_WITHDREW, doc, user, code)
+
+    async def _tell(
+        self, to: str, kind: social_pb2.TournamentNoticeKind.ValueType, doc: Doc, by: Identity, code: str = ""
+    ) -> None:
+        """A notice on a player's social feed about their registration."""
+        notice = social_pb2.TournamentNotice(
+            kind=kind,
+            tournament_id=doc["id"],
+            tournament_name=doc["name"],
+            user_id=by.user_id,
+            name=by.name,
+            team_code=code,
+        )
+        await self.social_feeds.write(to, social_pb2.SocialEvent(at=time.time(), tournament=notice))
 
     async def remove_entrant(self, admin: Identity, tournament_id: str, entrant_id: str) -> Doc:
         """An admin takes an entrant (a no-show) off the list before the start."""
@@ -271,12 +308,17 @@ class Tournaments:
         def remove(record: Doc) -> bool:
             if record["status"] != REGISTRATION:
                 raise conflict("registration_closed", "the tournament has started")
-            if not any(e["id"] == entrant_id for e in record["entrants"]):
+            removed = [e for e in record["entrants"] if e["id"] == entrant_id]
+            if not removed:
                 raise not_found("entrant_not_found", f"no entrant {entrant_id!r}")
+            players[:] = [p["user_id"] for p in removed[0]["players"]]
             record["entrants"] = [e for e in record["entrants"] if e["id"] != entrant_id]
             return True
 
+        players: list[str] = []
         doc, _ = await self.update(tournament_id, remove)
+        for player in players:
+            await self._tell(player, social_pb2.TOURNAMENT_NOTICE_KIND_REMOVED, doc, admin)
         return doc
 
     async def cancel(self, admin: Identity, tournament_id: str) -> Doc:

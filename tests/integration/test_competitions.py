@@ -27,6 +27,7 @@ from gateway.competitions import rules
 from services.kit import keys
 from tests.integration.grpc_client import bearer, refusal
 from tests.integration.http_client import ACTIVE, FINISHED, ApiRefused, Player, register
+from tests.integration.social_client import SocialFeed
 from tests.integration.test_dudo_flow import decide as dudo_decide
 from tests.integration.time_travel import pass_round_deadline, rewind_idle
 from tests.integration.waiting import until
@@ -1029,3 +1030,70 @@ async def test_a_round_deadline_forfeits_no_shows_and_the_tournament_finishes_by
     assert scores[entrant_of[present.user_id]] == 1.0
     assert sum(scores.values()) == 1.0
     assert final["standings"][0]["entrant_id"] == entrant_of[present.user_id]
+
+
+def tournament_notice(event: dict[str, Any]) -> bool:
+    return "tournament" in event
+
+
+def removal(event: dict[str, Any]) -> bool:
+    return bool(event.get("tournament", {}).get("kind") == "TOURNAMENT_NOTICE_KIND_REMOVED")
+
+
+async def test_a_partner_who_withdraws_leaves_the_other_registered_and_told(
+    http: tuple[httpx.AsyncClient, httpx.AsyncClient], comp_stack: Stack
+) -> None:
+    """Dominó teams: a withdrawing partner leaves the team registered,
+    incomplete, and the other player is told on their social feed (on
+    another replica) with the code a new partner registers with; an admin
+    removing a team tells both players."""
+    a = http[0]
+    admin = await make_admin(a, comp_stack)
+    first, second, third, fourth, fifth = [await register(a, f"parceiro{i}") for i in range(5)]
+    created = await admin.call(
+        "POST",
+        "/v1/tournaments",
+        {"name": "Duplas", "game": "domino", "format": "TOURNAMENT_FORMAT_SWISS", "max_entrants": 4},
+    )
+    path = f"/v1/tournaments/{created['id']}"
+    code = (await first.call("POST", f"{path}/register", {}))["team_code"]
+    await second.call("POST", f"{path}/register", {"team_code": code})
+    async with SocialFeed(comp_stack.gateway(1), second.token) as told:
+        await first.call("POST", f"{path}/withdraw")
+        notice = (await told.until(tournament_notice))["tournament"]
+    assert notice == {
+        "kind": "TOURNAMENT_NOTICE_KIND_PARTNER_WITHDREW",
+        "tournament_id": created["id"],
+        "tournament_name": "Duplas",
+        "user_id": first.user_id,
+        "name": first.name,
+        "team_code": code,
+    }
+    (team,) = (await admin.call("GET", path))["entrants"]
+    assert [p["user_id"] for p in team["players"]] == [second.user_id]
+    assert not team.get("complete", False)
+    # A new partner takes the place with the code the notice gave.
+    await third.call("POST", f"{path}/register", {"team_code": notice["team_code"]})
+    (team,) = (await admin.call("GET", path))["entrants"]
+    assert [p["user_id"] for p in team["players"]] == [second.user_id, third.user_id]
+    assert team["complete"]
+
+    # The last player of a team withdrawing takes the team off: nobody to tell.
+    other = (await fourth.call("POST", f"{path}/register", {}))["team_code"]
+    await fourth.call("POST", f"{path}/withdraw")
+    assert [e["id"] for e in (await admin.call("GET", path))["entrants"]] == [team["id"]]
+
+    # An admin removing a team tells both of its players.
+    async with (
+        SocialFeed(comp_stack.gateway(0), second.token) as second_feed,
+        SocialFeed(comp_stack.gateway(1), third.token) as third_feed,
+    ):
+        await admin.call("POST", f"{path}/entrants/{team['id']}/remove", {})
+        for feed in (second_feed, third_feed):
+            removed = (await feed.until(removal))["tournament"]
+            assert (removed["tournament_id"], removed["user_id"]) == (created["id"], admin.user_id)
+            assert removed.get("team_code", "") == ""
+    assert (await admin.call("GET", path))["entrants"] == []
+    with pytest.raises(ApiRefused) as gone:
+        await fifth.call("POST", f"{path}/register", {"team_code": other})
+    assert (gone.value.status, gone.value.code) == (404, "team_code_not_found")
