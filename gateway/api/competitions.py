@@ -91,6 +91,12 @@ class CompetitionServicer(Servicer, competitions_pb2_grpc.CompetitionServiceServ
         doc = await self.p.tournaments.remove_entrant(me, request.tournament_id, request.entrant_id)
         return pb.RemoveEntrantResponse(tournament=self.p.tournaments.message(doc))
 
+    async def EditTournament(
+        self, request: pb.EditTournamentRequest, context: Context
+    ) -> pb.EditTournamentResponse:
+        doc = await self.p.tournaments.edit(caller(context).identity, request)
+        return pb.EditTournamentResponse(tournament=self.p.tournaments.message(doc))
+
     async def GetLeague(self, request: pb.GetLeagueRequest, context: Context) -> pb.GetLeagueResponse:
         caller(context)
         return pb.GetLeagueResponse(league=await self.p.leagues.league(request.game, request.mode))

@@ -155,16 +155,12 @@ class Tournaments:
         require_admin(admin)
         game = self.games.get(request.game)
         game.pack("Options", options, "invalid_options")
-        name = request.name.strip()
-        if not 1 <= len(name) <= 80:
-            raise invalid("invalid_tournament", "name: 1-80 characters")
+        name = _valid_name(request.name)
         fmt = FORMATS.get(request.format)
         if fmt is None:
             raise invalid("invalid_tournament", "format: SWISS or SINGLE_ELIMINATION")
-        if not 2 <= request.max_entrants <= MAX_ENTRANTS:
-            raise invalid("invalid_tournament", f"max_entrants: 2-{MAX_ENTRANTS}")
-        if not 0 <= request.rounds <= MAX_ROUNDS:
-            raise invalid("invalid_tournament", f"rounds: 0-{MAX_ROUNDS}")
+        _valid_max_entrants(request.max_entrants, 0)
+        _valid_rounds(request.rounds, fmt)
         seats = request.table_size or _default_seats(game, options)
         if seats < 2:
             raise invalid("invalid_tournament", "table_size: at least 2 (a tournament needs opponents)")
@@ -175,11 +171,7 @@ class Tournaments:
             raise invalid(
                 "invalid_tournament", "single elimination needs two-sided tables (duels, partnerships)"
             )
-        if request.rounds and fmt == ELIMINATION:
-            raise invalid("invalid_tournament", "an elimination's rounds follow from its bracket")
-        round_seconds = request.round_seconds or DEFAULT_ROUND_SECONDS
-        if not ROUND_SECONDS[0] <= round_seconds <= ROUND_SECONDS[1]:
-            raise invalid("invalid_tournament", f"round_seconds: {ROUND_SECONDS[0]}-{ROUND_SECONDS[1]}")
+        round_seconds = _valid_round_seconds(request.round_seconds or DEFAULT_ROUND_SECONDS)
         now = time.time()
         doc: Doc = {
             "id": secrets.token_hex(6),
@@ -209,6 +201,40 @@ class Tournaments:
         await self.redis.zadd(ckeys.TOURNAMENTS, {doc["id"]: now})
         await self.redis.sadd(ckeys.LIVE_TOURNAMENTS, doc["id"])
         metrics.TOURNAMENTS.labels(game.name, "created").inc()
+        return doc
+
+    async def edit(self, admin: Identity, request: competitions_pb2.EditTournamentRequest) -> Doc:
+        """An admin changes what is safe to change before the start: the
+        name, the start time, the entrants' limit, the rounds and the round
+        deadline (never the game, options, format or table size, which the
+        registered teams depend on)."""
+        require_admin(admin)
+        name = _valid_name(request.name) if request.HasField("name") else None
+        if request.HasField("round_seconds"):
+            _valid_round_seconds(request.round_seconds)
+        if request.HasField("starts_at") and request.starts_at and request.starts_at <= time.time():
+            raise invalid("invalid_tournament", "starts_at: in the future, or 0 for when an admin starts it")
+
+        def change(record: Doc) -> bool:
+            if record["status"] == CANCELLED:
+                raise conflict("tournament_over", "the tournament is cancelled")
+            if record["status"] != REGISTRATION:
+                raise conflict("tournament_started", "the tournament has started: it can no longer be edited")
+            if name is not None:
+                record["name"] = name
+            if request.HasField("max_entrants"):
+                _valid_max_entrants(request.max_entrants, len(record["entrants"]))
+                record["max_entrants"] = request.max_entrants
+            if request.HasField("starts_at"):
+                record["starts_at"] = request.starts_at
+            if request.HasField("rounds"):
+                _valid_rounds(request.rounds, record["format"])
+                record["rounds_requested"] = request.rounds
+            if request.HasField("round_seconds"):
+                record["round_seconds"] = request.round_seconds
+            return True
+
+        doc, _ = await self.update(request.tournament_id, change)
         return doc
 
     async def register(self, user: Identity, tournament_id: str, team_code: str) -> tuple[Doc, Doc, str]:
@@ -642,6 +668,32 @@ class Tournaments:
             for place, eid, score, tie_break, out in standings(doc)
         )
         return message
+
+
+def _valid_name(name: str) -> str:
+    name = name.strip()
+    if not 1 <= len(name) <= 80:
+        raise invalid("invalid_tournament", "name: 1-80 characters")
+    return name
+
+
+def _valid_max_entrants(value: int, registered: int) -> None:
+    if not max(2, registered) <= value <= MAX_ENTRANTS:
+        already = f", and not under the {registered} entrants registered" if registered else ""
+        raise invalid("invalid_tournament", f"max_entrants: 2-{MAX_ENTRANTS}{already}")
+
+
+def _valid_rounds(value: int, fmt: str) -> None:
+    if not 0 <= value <= MAX_ROUNDS:
+        raise invalid("invalid_tournament", f"rounds: 0-{MAX_ROUNDS}")
+    if value and fmt == ELIMINATION:
+        raise invalid("invalid_tournament", "an elimination's rounds follow from its bracket")
+
+
+def _valid_round_seconds(value: int) -> int:
+    if not ROUND_SECONDS[0] <= value <= ROUND_SECONDS[1]:
+        raise invalid("invalid_tournament", f"round_seconds: {ROUND_SECONDS[0]}-{ROUND_SECONDS[1]}")
+    return value
 
 
 def entrant_message(entrant: Doc) -> competitions_pb2.Entrant:

@@ -1097,3 +1097,74 @@ async def test_a_partner_who_withdraws_leaves_the_other_registered_and_told(
     with pytest.raises(ApiRefused) as gone:
         await fifth.call("POST", f"{path}/register", {"team_code": other})
     assert (gone.value.status, gone.value.code) == (404, "team_code_not_found")
+
+
+async def test_an_admin_edits_a_tournament_before_its_start_on_both_faces(
+    http: tuple[httpx.AsyncClient, httpx.AsyncClient], comp_stack: Stack
+) -> None:
+    """Only the fields given change; bad values change nothing; once it has
+    started both faces refuse alike with `tournament_started`."""
+    a, b = http
+    admin = await make_admin(a, comp_stack)
+    players = [await register(b, f"edita{i}") for i in range(3)]
+    created = await admin.call(
+        "POST",
+        "/v1/tournaments",
+        {
+            "name": "Copa",
+            "game": "bozo",
+            "options": {"mode": "DUEL"},
+            "format": "TOURNAMENT_FORMAT_SWISS",
+            "max_entrants": 8,
+        },
+    )
+    path = f"/v1/tournaments/{created['id']}"
+    for player in players:
+        await player.call("POST", f"{path}/register", {})
+    later = time.time() + 3600
+    edited = await admin.call(
+        "POST",
+        f"{path}/edit",
+        {"name": " Copa de Verão ", "starts_at": later, "rounds": 2, "round_seconds": 900},
+    )
+    assert (edited["name"], edited["starts_at"], edited["round_seconds"]) == ("Copa de Verão", later, 900)
+    assert (edited["max_entrants"], edited["game"], edited["format"]) == (
+        8,
+        "bozo",
+        "TOURNAMENT_FORMAT_SWISS",
+    )
+    assert len(edited["entrants"]) == 3
+    for bad, reason in (
+        ({"max_entrants": 2}, "invalid_tournament"),  # under the 3 registered
+        ({"name": "  "}, "invalid_tournament"),
+        ({"starts_at": time.time() - 60}, "invalid_tournament"),
+        ({"round_seconds": 5}, "invalid_tournament"),
+    ):
+        with pytest.raises(ApiRefused) as refused:
+            await admin.call("POST", f"{path}/edit", bad)
+        assert (refused.value.status, refused.value.code) == (422, reason), bad
+    with pytest.raises(ApiRefused) as not_admin:
+        await players[0].call("POST", f"{path}/edit", {"name": "Minha"})
+    assert (not_admin.value.status, not_admin.value.code) == (403, "admin_required")
+    assert await admin.call("GET", path) == edited  # nothing refused changed anything
+    # The limit lowered to what is registered closes the list.
+    assert (await admin.call("POST", f"{path}/edit", {"max_entrants": 3}))["max_entrants"] == 3
+    with pytest.raises(ApiRefused) as full:
+        await (await register(b, "edita9")).call("POST", f"{path}/register", {})
+    assert full.value.code == "tournament_full"
+
+    started = await admin.call("POST", f"{path}/start", {})
+    assert (started["status"], started["rounds_planned"]) == ("TOURNAMENT_STATUS_RUNNING", 2)
+    with pytest.raises(ApiRefused) as late:
+        await admin.call("POST", f"{path}/edit", {"name": "Tarde"})
+    assert (late.value.status, late.value.code) == (409, "tournament_started")
+    async with grpc.aio.insecure_channel(comp_stack.platform_grpc(1)) as channel:
+        stub = competitions_pb2_grpc.CompetitionServiceStub(channel)
+        with pytest.raises(grpc.aio.AioRpcError) as failed:
+            await stub.EditTournament(
+                competitions_pb2.EditTournamentRequest(tournament_id=created["id"], name="Tarde"),
+                metadata=bearer(admin.token),
+            )
+        assert refusal(failed.value) == (grpc.StatusCode.FAILED_PRECONDITION, "tournament_started")
+    assert (await admin.call("GET", path))["name"] == "Copa de Verão"
+    await admin.call("POST", f"{path}/cancel", {})

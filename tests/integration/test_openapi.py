@@ -252,6 +252,12 @@ async def test_every_operation_replies_as_documented(
     await refused(bia.call("POST", f"/v1/tournaments/{tournament['id']}/start"))
     await admin.call("POST", f"/v1/tournaments/{tournament['id']}/start")
     second = await admin.call("POST", "/v1/tournaments", {**body, "name": "Copa 2"})
+    edited = await admin.call(
+        "POST", f"/v1/tournaments/{second['id']}/edit", {"name": "Copa II", "rounds": 2}
+    )
+    assert edited["name"] == "Copa II"
+    await refused(admin.call("POST", f"/v1/tournaments/{second['id']}/edit", {"max_entrants": 1}))  # 422
+    await refused(admin.call("POST", f"/v1/tournaments/{tournament['id']}/edit", {"name": "Late"}))  # 409
     await bia.call("POST", f"/v1/tournaments/{second['id']}/register", {})
     entrant = (await admin.call("GET", f"/v1/tournaments/{second['id']}"))["entrants"][0]["id"]
     await admin.call("POST", f"/v1/tournaments/{second['id']}/entrants/{entrant}/remove", {})

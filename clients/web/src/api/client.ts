@@ -526,6 +526,11 @@ export class Client {
     return this.send("post", "/v1/tournaments/{tournament_id}/cancel", { path: { tournament_id: tournamentId } });
   }
 
+  /** Admin only: change a tournament before its start (the fields given; the rest stays). */
+  editTournament(tournamentId: string, changes: RequestBody<"/v1/tournaments/{tournament_id}/edit", "post">) {
+    return this.send("post", "/v1/tournaments/{tournament_id}/edit", { path: { tournament_id: tournamentId }, body: changes });
+  }
+
   /** Admin only: take an entrant (a no-show) off the list before the start. */
   removeEntrant(tournamentId: string, entrantId: string) {
     return this.send("post", "/v1/tournaments/{tournament_id}/entrants/{entrant_id}/remove", {

@@ -94,9 +94,15 @@ test("an admin removes a no-show before the start, then calls the tournament off
   const entrant = (await boss.tournament(created.id)).entrants.find((e) => e.players[0].user_id === me(bia));
   assert.ok(entrant);
   assert.equal((await refused(ana.removeEntrant(created.id, entrant.id))).code, "admin_required");
+  const edited = await boss.editTournament(created.id, { name: "Copa Adiada", max_entrants: 6, round_seconds: 600 });
+  assert.deepEqual([edited.name, edited.max_entrants, edited.round_seconds], ["Copa Adiada", 6, 600]);
+  const tooFew = await refused(boss.editTournament(created.id, { max_entrants: 1 }));
+  assert.equal(tooFew.code, "invalid_tournament");
+  assert.equal((await refused(ana.editTournament(created.id, { name: "Minha" }))).code, "admin_required");
   const left = await boss.removeEntrant(created.id, entrant.id);
   assert.deepEqual(left.entrants.map((e) => e.players[0].user_id), [me(ana)]);
   const off = await boss.cancelTournament(created.id);
   assert.equal(off.status, "TOURNAMENT_STATUS_CANCELLED");
   assert.equal((await refused(boss.cancelTournament(created.id))).code, "tournament_over");
+  assert.equal((await refused(boss.editTournament(created.id, { name: "Tarde" }))).code, "tournament_over");
 });
