@@ -79,7 +79,7 @@ from google.protobuf import json_format
 from rodada.platform.v1 import platform_pb2
 
 from gateway import metrics
-from gateway.accounts import ROLES
+from gateway.accounts import ROLES, is_guest
 from gateway.games import Games
 from gateway.matchmaking.notices import TicketNotices
 from gateway.matchmaking.rules import (
@@ -864,6 +864,7 @@ def ticket_message(view: dict[str, Any], games: Games) -> platform_pb2.Ticket:
     ticket = json_format.ParseDict(fields, platform_pb2.Ticket())
     ticket.options.CopyFrom(games.get(view["game"]).pack("Options", view["options"], "invalid_options"))
     ticket.members.extend(
-        platform_pb2.User(id=m["user_id"], name=m["name"], role=m["role"]) for m in view["members"]
+        platform_pb2.User(id=m["user_id"], name=m["name"], role=m["role"], guest=is_guest(m["user_id"]))
+        for m in view["members"]
     )
     return ticket

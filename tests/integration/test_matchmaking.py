@@ -251,7 +251,7 @@ async def test_cancel_one_live_ticket_and_bad_input_changes_nothing(replicas: An
     assert (made["state"], made["position"], made["queue_length"]) == ("waiting", 1, 1)
     assert (made["game"], made["mode"], options_of(made)) == ("nim", "standard", {**options, "max_take": 0})
     assert made["options"]["@type"] == "type.googleapis.com/rodada.nim.v1.Options"
-    assert made["members"] == [{"id": ana.user_id, "name": "ana", "role": "guest"}]
+    assert made["members"] == [{"id": ana.user_id, "name": "ana", "role": "guest", "guest": True}]
     assert made["ranked"] is False and made["party"] is False and made["party_code"] == ""
     assert "estimated_wait_seconds" not in made  # no history in this queue yet
     path = f"/v1/matchmaking/tickets/{made['id']}"
