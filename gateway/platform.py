@@ -11,6 +11,7 @@ from typing import Any
 
 from gateway.clocks import Clocks
 from gateway.competitions.leagues import Leagues
+from gateway.competitions.schedules import Schedules
 from gateway.competitions.tournaments import Tournaments
 from gateway.competitions.trophies import Trophies
 from gateway.feeds import Connections, Feeds
@@ -71,6 +72,7 @@ class Platform:
         self.tournaments = Tournaments(
             self.redis, self.games, self.tables, self.results, self.trophies, self.social.feeds
         )
+        self.schedules = Schedules(self.redis, self.tournaments)
         self.leagues = Leagues(
             self.redis,
             self.games,
@@ -96,6 +98,7 @@ class Platform:
             self.clocks.run(self.settings.clock_cycle_seconds),
             self.results.run(),
             self.tournaments.run(self.settings.competitions_check_seconds),
+            self.schedules.run(self.settings.competitions_check_seconds),
             self.leagues.run(self.settings.competitions_check_seconds),
             self.sessions.reload_keys(),
             self.connections.keep_alive(),

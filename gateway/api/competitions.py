@@ -97,6 +97,26 @@ class CompetitionServicer(Servicer, competitions_pb2_grpc.CompetitionServiceServ
         doc = await self.p.tournaments.edit(caller(context).identity, request)
         return pb.EditTournamentResponse(tournament=self.p.tournaments.message(doc))
 
+    async def CreateTournamentSchedule(
+        self, request: pb.CreateTournamentScheduleRequest, context: Context
+    ) -> pb.CreateTournamentScheduleResponse:
+        me = caller(context)
+        chosen = options(self.p.games, request.game, request.options)
+        schedule = await self.p.schedules.create(me.identity, request, chosen)
+        return pb.CreateTournamentScheduleResponse(schedule=self.p.schedules.message(schedule))
+
+    async def ListTournamentSchedules(
+        self, request: pb.ListTournamentSchedulesRequest, context: Context
+    ) -> pb.ListTournamentSchedulesResponse:
+        schedules = await self.p.schedules.listing(caller(context).identity)
+        return pb.ListTournamentSchedulesResponse(schedules=[self.p.schedules.message(s) for s in schedules])
+
+    async def DeleteTournamentSchedule(
+        self, request: pb.DeleteTournamentScheduleRequest, context: Context
+    ) -> pb.DeleteTournamentScheduleResponse:
+        await self.p.schedules.delete(caller(context).identity, request.schedule_id)
+        return pb.DeleteTournamentScheduleResponse()
+
     async def GetLeague(self, request: pb.GetLeagueRequest, context: Context) -> pb.GetLeagueResponse:
         caller(context)
         return pb.GetLeagueResponse(league=await self.p.leagues.league(request.game, request.mode))

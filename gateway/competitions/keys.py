@@ -21,6 +21,7 @@ def tournament(tournament_id: str) -> str:
 
 TOURNAMENTS = "tournaments"  # sorted set: every tournament id, scored by creation time
 LIVE_TOURNAMENTS = "tournaments:live"  # set: registration or running, for the periodic check
+TOURNAMENT_SCHEDULES = "tournament:schedules"  # hash: schedule id → JSON (gateway/competitions/schedules.py)
 
 
 def board_acted(table_id: str) -> str:

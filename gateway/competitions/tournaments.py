@@ -81,6 +81,13 @@ redis.call('HSET', KEYS[1], 'v', ARGV[2], 'doc', ARGV[3])
 return 1
 """
 
+# KEYS: the tournament. ARGV: the record. Written only if absent.
+_CREATE = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'v', 1, 'doc', ARGV[1])
+return 1
+"""
+
 
 def table_id(tournament_id: str, round_number: int, board: int) -> str:
     return f"{TABLE_PREFIX}{tournament_id}_{round_number}_{board}"
@@ -118,6 +125,7 @@ class Tournaments:
         self.results = results
         self.trophies = trophies
         self._cas = redis.register_script(_CAS)
+        self._create = redis.register_script(_CREATE)
 
     # -- the record -----------------------------------------------------------------
 
@@ -150,8 +158,31 @@ class Tournaments:
     # -- announcing and registering ------------------------------------------------------
 
     async def create(
+        self,
+        admin: Identity,
+        request: competitions_pb2.CreateTournamentRequest,
+        options: dict[str, Any],
+        tournament_id: str = "",
+    ) -> Doc:
+        """Announce a tournament. With ``tournament_id`` (a schedule's, the
+        same on every replica) only the first write counts: the record as
+        stored is returned."""
+        doc = self.draft(admin, request, options)
+        if tournament_id:
+            doc["id"] = tournament_id
+            if not await self._create(keys=[ckeys.tournament(tournament_id)], args=[orjson.dumps(doc)]):
+                return (await self.load(tournament_id))[0]
+        else:
+            await self.redis.hset(ckeys.tournament(doc["id"]), mapping={"v": 1, "doc": orjson.dumps(doc)})
+        await self.redis.zadd(ckeys.TOURNAMENTS, {doc["id"]: doc["created_at"]})
+        await self.redis.sadd(ckeys.LIVE_TOURNAMENTS, doc["id"])
+        metrics.TOURNAMENTS.labels(doc["game"], "created").inc()
+        return doc
+
+    def draft(
         self, admin: Identity, request: competitions_pb2.CreateTournamentRequest, options: dict[str, Any]
     ) -> Doc:
+        """A new tournament's record, checked, not stored."""
         require_admin(admin)
         game = self.games.get(request.game)
         game.pack("Options", options, "invalid_options")
@@ -197,10 +228,6 @@ class Tournaments:
             "created_at": now,
             "created_by": admin.user_id,
         }
-        await self.redis.hset(ckeys.tournament(doc["id"]), mapping={"v": 1, "doc": orjson.dumps(doc)})
-        await self.redis.zadd(ckeys.TOURNAMENTS, {doc["id"]: now})
-        await self.redis.sadd(ckeys.LIVE_TOURNAMENTS, doc["id"])
-        metrics.TOURNAMENTS.labels(game.name, "created").inc()
         return doc
 
     async def edit(self, admin: Identity, request: competitions_pb2.EditTournamentRequest) -> Doc:

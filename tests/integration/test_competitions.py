@@ -1168,3 +1168,61 @@ async def test_an_admin_edits_a_tournament_before_its_start_on_both_faces(
         assert refusal(failed.value) == (grpc.StatusCode.FAILED_PRECONDITION, "tournament_started")
     assert (await admin.call("GET", path))["name"] == "Copa de Verão"
     await admin.call("POST", f"{path}/cancel", {})
+
+
+async def test_a_schedule_announces_each_tournament_once_across_replicas(
+    http: tuple[httpx.AsyncClient, httpx.AsyncClient], comp_stack: Stack, redis: Redis
+) -> None:
+    """An admin's daily Swiss: both replicas check every half second, the
+    tournament due is announced once, with the schedule's settings and its
+    start time; the next one waits for its own time; a deleted schedule
+    announces nothing more."""
+    a, b = http
+    admin = await make_admin(a, comp_stack)
+    first_at = time.time() + 30
+    body = {
+        "name": "Diário",
+        "game": "bozo",
+        "options": {"mode": "DUEL"},
+        "format": "TOURNAMENT_FORMAT_SWISS",
+        "max_entrants": 16,
+        "round_seconds": 600,
+        "first_at": first_at,
+        "every_seconds": 86400,
+        "announce_seconds": 3600,
+    }
+    player = await register(b, "agenda")
+    with pytest.raises(ApiRefused) as not_admin:
+        await player.call("POST", "/v1/tournament-schedules", body)
+    assert (not_admin.value.status, not_admin.value.code) == (403, "admin_required")
+    for bad, reason in (
+        ({**body, "every_seconds": 60}, "invalid_schedule"),
+        ({**body, "first_at": time.time() - 1}, "invalid_schedule"),
+        ({**body, "max_entrants": 1}, "invalid_tournament"),
+    ):
+        with pytest.raises(ApiRefused) as refused:
+            await admin.call("POST", "/v1/tournament-schedules", bad)
+        assert (refused.value.status, refused.value.code) == (422, reason)
+    schedule = await admin.call("POST", "/v1/tournament-schedules", body)
+    assert (schedule["every_seconds"], schedule["next_at"]) == (86400, first_at)
+    listed = await admin.call("GET", "/v1/tournament-schedules")
+    assert schedule["id"] in [s["id"] for s in listed["schedules"]]
+
+    async def announced() -> list[dict[str, Any]]:
+        found = (await b.get("/v1/tournaments", headers=player.headers)).json()["tournaments"]
+        return [t for t in found if t["id"].startswith(schedule["id"])]
+
+    await until(announced, timeout=30, every=0.3)
+    await asyncio.sleep(2)  # four checks more on each replica: still one
+    (tournament,) = await announced()
+    assert tournament["id"] == f"{schedule['id']}n0"
+    assert (tournament["name"], tournament["game"], tournament["round_seconds"]) == ("Diário", "bozo", 600)
+    assert (tournament["status"], tournament["starts_at"]) == ("TOURNAMENT_STATUS_REGISTRATION", first_at)
+    await player.call("POST", f"/v1/tournaments/{tournament['id']}/register", {})
+
+    await admin.call("DELETE", f"/v1/tournament-schedules/{schedule['id']}")
+    with pytest.raises(ApiRefused) as gone:
+        await admin.call("DELETE", f"/v1/tournament-schedules/{schedule['id']}")
+    assert (gone.value.status, gone.value.code) == (404, "schedule_not_found")
+    # Announced already, it goes on; it is cancelled here to leave the stack quiet.
+    await admin.call("POST", f"/v1/tournaments/{tournament['id']}/cancel", {})

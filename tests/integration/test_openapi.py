@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import signal
+import time
 from collections import defaultdict
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -264,6 +265,13 @@ async def test_every_operation_replies_as_documented(
     await refused(admin.call("POST", f"/v1/tournaments/{second['id']}/entrants/{entrant}/remove", {}))  # 404
     await admin.call("POST", f"/v1/tournaments/{second['id']}/cancel", {})
     await refused(admin.call("POST", f"/v1/tournaments/{second['id']}/cancel", {}))  # 409 tournament_over
+    schedule_body = {**body, "first_at": time.time() + 86400, "every_seconds": 86400}
+    schedule = await admin.call("POST", "/v1/tournament-schedules", schedule_body)
+    await refused(bia.call("POST", "/v1/tournament-schedules", schedule_body))  # 403
+    await admin.call("GET", "/v1/tournament-schedules")
+    await refused(bia.call("GET", "/v1/tournament-schedules"))  # 403
+    await admin.call("DELETE", f"/v1/tournament-schedules/{schedule['id']}")
+    await refused(admin.call("DELETE", f"/v1/tournament-schedules/{schedule['id']}"))  # 404
     await ana.call("GET", f"/v1/leagues/yatzy/{mode}")
     await refused(ana.call("GET", "/v1/leagues/yatzy/no-such-mode"))
 

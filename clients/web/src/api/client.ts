@@ -531,6 +531,21 @@ export class Client {
     return this.send("post", "/v1/tournaments/{tournament_id}/edit", { path: { tournament_id: tournamentId }, body: changes });
   }
 
+  /** Admin only: a recurring tournament (e.g. a daily Swiss), announced before each start. */
+  createTournamentSchedule(schedule: Omit<RequestBody<"/v1/tournament-schedules", "post">, "options"> & { options?: Options }) {
+    return this.send("post", "/v1/tournament-schedules", { body: { ...schedule, options: wire(schedule.options ?? {}) } });
+  }
+
+  /** Admin only: every recurring tournament's schedule. */
+  async tournamentSchedules() {
+    return (await this.send("get", "/v1/tournament-schedules", {})).schedules;
+  }
+
+  /** Admin only: end a schedule (tournaments announced already go on). */
+  deleteTournamentSchedule(scheduleId: string) {
+    return this.send("delete", "/v1/tournament-schedules/{schedule_id}", { path: { schedule_id: scheduleId } });
+  }
+
   /** Admin only: take an entrant (a no-show) off the list before the start. */
   removeEntrant(tournamentId: string, entrantId: string) {
     return this.send("post", "/v1/tournaments/{tournament_id}/entrants/{entrant_id}/remove", {

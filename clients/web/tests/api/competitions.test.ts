@@ -106,3 +106,18 @@ test("an admin removes a no-show before the start, then calls the tournament off
   assert.equal((await refused(boss.cancelTournament(created.id))).code, "tournament_over");
   assert.equal((await refused(boss.editTournament(created.id, { name: "Tarde" }))).code, "tournament_over");
 });
+
+test("an admin sets a recurring tournament, lists it and ends it", async () => {
+  const boss = await admin();
+  const ana = await registered("ana");
+  const first = Date.now() / 1000 + 86400;
+  const schedule = await boss.createTournamentSchedule({
+    name: "Diário", game: "yatzy", format: "TOURNAMENT_FORMAT_SWISS", max_entrants: 8, first_at: first, every_seconds: 86400,
+  });
+  assert.equal(schedule.every_seconds, 86400);
+  assert.equal(schedule.tournament?.name, "Diário");
+  assert.equal((await refused(ana.tournamentSchedules())).code, "admin_required");
+  assert.ok((await boss.tournamentSchedules()).some((s) => s.id === schedule.id));
+  await boss.deleteTournamentSchedule(schedule.id);
+  assert.equal((await refused(boss.deleteTournamentSchedule(schedule.id))).code, "schedule_not_found");
+});
