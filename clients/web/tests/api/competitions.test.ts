@@ -54,6 +54,9 @@ test("a Bozó duel tournament: announced, registered, started, played and follow
   assert.equal(started.rounds_planned, 1);
   const [board] = started.rounds[0].boards;
   assert.ok((await ana.tournaments({ status: "TOURNAMENT_STATUS_RUNNING" })).some((t) => t.id === created.id));
+  // The feed sends the record as it is at each poll: a duel played faster
+  // than a poll would go from registration to finished in one step.
+  await until("the start on the feed", () => seen[seen.length - 1].status === "TOURNAMENT_STATUS_RUNNING");
 
   const final = await playBozo(
     new Map([
