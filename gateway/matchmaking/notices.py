@@ -19,17 +19,11 @@ import contextlib
 import logging
 from collections.abc import Iterable
 
-from redis.asyncio import Redis
-from redis.asyncio.cluster import RedisCluster
-
+from gateway import pubsub
 from services.kit import keys, tracing
 from services.kit.store import RedisClient
-from services.kit.tasks import cancel_requested
 
 log = logging.getLogger("rodada.gateway.matchmaking")
-
-LISTEN_POLL_SECONDS = 5.0
-RECONNECT_SECONDS = 0.5
 
 
 class TicketNotices:
@@ -49,7 +43,16 @@ class TicketNotices:
         self._waiting.setdefault(ticket_id, set()).add(event)
         if self._task is None or self._task.done():
             self._subscribed = asyncio.Event()
-            self._task = asyncio.create_task(self._listen(), context=tracing.background())
+            self._task = asyncio.create_task(
+                pubsub.listen(
+                    self.redis,
+                    keys.MM_NOTICES,
+                    lambda data: self._wake(data.split()),
+                    subscribed=self._listening,
+                    what="ticket notices",
+                ),
+                context=tracing.background(),
+            )
         return event
 
     async def ready(self) -> None:
@@ -57,7 +60,7 @@ class TicketNotices:
         waiting for Redis, when the followers' periodic reads cover it."""
         if self._subscribed is not None:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._subscribed.wait(), LISTEN_POLL_SECONDS)
+                await asyncio.wait_for(self._subscribed.wait(), pubsub.LISTEN_POLL_SECONDS)
 
     def unwatch(self, ticket_id: str, event: asyncio.Event) -> None:
         events = self._waiting.get(ticket_id)
@@ -84,38 +87,11 @@ class TicketNotices:
             for event in self._waiting.get(ticket_id, ()):
                 event.set()
 
-    def _subscriber(self) -> Redis:
-        if isinstance(self.redis, RedisCluster):  # any node hears a classic PUBLISH
-            node = self.redis.get_default_node()
-            return Redis(host=node.host, port=int(node.port), socket_keepalive=True)
-        return self.redis
-
-    async def _listen(self) -> None:
-        while not cancel_requested():
-            client = self._subscriber()
-            pubsub = client.pubsub(ignore_subscribe_messages=True)
-            try:
-                await pubsub.subscribe(keys.MM_NOTICES)
-                assert self._subscribed is not None
-                self._subscribed.set()
-                # Anything published while unsubscribed was missed: read again.
-                self._wake(list(self._waiting))
-                while True:
-                    message = await pubsub.get_message(timeout=LISTEN_POLL_SECONDS)
-                    if message is not None and message.get("type") == "message":
-                        data = message["data"]
-                        self._wake((data.decode() if isinstance(data, bytes) else data).split())
-            except asyncio.CancelledError:
-                raise
-            except Exception as error:
-                log.warning("ticket notices connection lost (%s); reconnecting", error)
-                await asyncio.sleep(RECONNECT_SECONDS)
-            finally:
-                with contextlib.suppress(Exception):
-                    await pubsub.aclose()  # type: ignore[no-untyped-call]
-                if client is not self.redis:
-                    with contextlib.suppress(Exception):
-                        await client.aclose()
+    async def _listening(self) -> None:
+        assert self._subscribed is not None
+        self._subscribed.set()
+        # Anything published while unsubscribed was missed: read again.
+        self._wake(list(self._waiting))
 
     async def close(self) -> None:
         if self._task is not None:

@@ -16,17 +16,11 @@ import logging
 from collections.abc import Callable
 from typing import cast
 
-from redis.asyncio import Redis
-from redis.asyncio.cluster import RedisCluster
-
+from gateway import pubsub
 from gateway.moderation import keys
 from services.kit.store import RedisClient
-from services.kit.tasks import cancel_requested
 
 log = logging.getLogger("rodada.gateway.moderation")
-
-LISTEN_POLL_SECONDS = 5.0
-RECONNECT_SECONDS = 0.5
 
 
 class Bans:
@@ -43,7 +37,16 @@ class Bans:
     async def start(self) -> None:
         with contextlib.suppress(Exception):  # Redis down at start: the listener loads it when back
             await self._reload()
-        self._task = asyncio.create_task(self._listen())
+        self._task = asyncio.create_task(
+            pubsub.listen(
+                self.redis,
+                keys.BANS,
+                self._heard,
+                subscribed=self._subscribed,
+                lost=self.listening.clear,
+                what="ban notices",
+            )
+        )
 
     def watch(self, user_id: str, stop: Callable[[], None]) -> Callable[[], None]:
         """Call ``stop`` if ``user_id`` is banned while it is watched (a feed
@@ -80,38 +83,13 @@ class Bans:
             self._apply(user_id, True)
         self._banned = banned
 
-    def _subscriber(self) -> Redis:
-        if isinstance(self.redis, RedisCluster):  # any node hears a classic PUBLISH
-            node = self.redis.get_default_node()
-            return Redis(host=node.host, port=int(node.port), socket_keepalive=True)
-        return self.redis
+    async def _subscribed(self) -> None:
+        await self._reload()
+        self.listening.set()
 
-    async def _listen(self) -> None:
-        while not cancel_requested():
-            client = self._subscriber()
-            pubsub = client.pubsub(ignore_subscribe_messages=True)
-            try:
-                await pubsub.subscribe(keys.BANS)
-                await self._reload()
-                self.listening.set()
-                while True:
-                    message = await pubsub.get_message(timeout=LISTEN_POLL_SECONDS)
-                    if message is not None and message.get("type") == "message":
-                        data = message["data"]
-                        flag, _, user_id = (data.decode() if isinstance(data, bytes) else data).partition(" ")
-                        self._apply(user_id, flag == "1")
-            except asyncio.CancelledError:
-                raise
-            except Exception as error:
-                self.listening.clear()
-                log.warning("ban notices connection lost (%s); reconnecting", error)
-                await asyncio.sleep(RECONNECT_SECONDS)
-            finally:
-                with contextlib.suppress(Exception):
-                    await pubsub.aclose()  # type: ignore[no-untyped-call]
-                if client is not self.redis:
-                    with contextlib.suppress(Exception):
-                        await client.aclose()
+    def _heard(self, notice: str) -> None:
+        flag, _, user_id = notice.partition(" ")
+        self._apply(user_id, flag == "1")
 
     async def close(self) -> None:
         if self._task is not None:

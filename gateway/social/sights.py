@@ -22,18 +22,13 @@ from collections.abc import Callable
 from typing import cast
 
 import orjson
-from redis.asyncio import Redis
-from redis.asyncio.cluster import RedisCluster
 
+from gateway import pubsub
 from gateway.social import keys
 from gateway.social.chat import ChatSight
 from services.kit.store import RedisClient
-from services.kit.tasks import cancel_requested
 
 log = logging.getLogger("rodada.gateway.social")
-
-LISTEN_POLL_SECONDS = 5.0
-RECONNECT_SECONDS = 0.5
 
 
 class Sights:
@@ -52,7 +47,11 @@ class Sights:
         self._open.setdefault(user_id, set()).add(sight)
         if self._task is None or self._task.done():
             self._subscribed = asyncio.Event()
-            self._task = asyncio.create_task(self._listen())
+            self._task = asyncio.create_task(
+                pubsub.listen(
+                    self.redis, keys.BLOCKS, self._heard, subscribed=self._listening, what="block notices"
+                )
+            )
 
         def forget() -> None:
             sights = self._open.get(user_id)
@@ -66,7 +65,7 @@ class Sights:
     async def ready(self) -> None:
         """Listening (for tests and start-up), or given up waiting."""
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._subscribed.wait(), LISTEN_POLL_SECONDS)
+            await asyncio.wait_for(self._subscribed.wait(), pubsub.LISTEN_POLL_SECONDS)
 
     async def changed(self, blocker: str, other: str, blocked: bool) -> None:
         """``blocker`` blocked (or unblocked) ``other``, already stored: apply
@@ -95,36 +94,13 @@ class Sights:
             for sight in self._open.get(user, ()):
                 sight.hidden = hidden
 
-    def _subscriber(self) -> Redis:
-        if isinstance(self.redis, RedisCluster):  # any node hears a classic PUBLISH
-            node = self.redis.get_default_node()
-            return Redis(host=node.host, port=int(node.port), socket_keepalive=True)
-        return self.redis
+    async def _listening(self) -> None:
+        await self._reread()
+        self._subscribed.set()
 
-    async def _listen(self) -> None:
-        while not cancel_requested():
-            client = self._subscriber()
-            pubsub = client.pubsub(ignore_subscribe_messages=True)
-            try:
-                await pubsub.subscribe(keys.BLOCKS)
-                await self._reread()
-                self._subscribed.set()
-                while True:
-                    message = await pubsub.get_message(timeout=LISTEN_POLL_SECONDS)
-                    if message is not None and message.get("type") == "message":
-                        notice = orjson.loads(message["data"])
-                        self._apply(str(notice["blocker"]), str(notice["other"]), bool(notice["blocked"]))
-            except asyncio.CancelledError:
-                raise
-            except Exception as error:
-                log.warning("block notices connection lost (%s); reconnecting", error)
-                await asyncio.sleep(RECONNECT_SECONDS)
-            finally:
-                with contextlib.suppress(Exception):
-                    await pubsub.aclose()  # type: ignore[no-untyped-call]
-                if client is not self.redis:
-                    with contextlib.suppress(Exception):
-                        await client.aclose()
+    def _heard(self, data: str) -> None:
+        notice = orjson.loads(data)
+        self._apply(str(notice["blocker"]), str(notice["other"]), bool(notice["blocked"]))
 
     async def close(self) -> None:
         if self._task is not None:
