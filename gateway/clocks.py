@@ -18,8 +18,6 @@ turn or an expiry is a version-checked write.
 
 from __future__ import annotations
 
-import asyncio
-import logging
 import time
 
 from gateway import metrics
@@ -28,9 +26,7 @@ from gateway.matches import MatchClient
 from services.kit import keys
 from services.kit.errors import Refused
 from services.kit.store import RedisClient
-from services.kit.tasks import cancel_requested
 
-log = logging.getLogger("rodada.gateway.clocks")
 BATCH = 100
 
 # KEYS: clock, leases. ARGV: member, now, lease until. Takes a due deadline,
@@ -58,15 +54,6 @@ class Clocks:
         self.matches = matches
         self.lease_seconds = lease_seconds
         self._take = redis.register_script(_TAKE)
-
-    async def run(self, cycle_seconds: float) -> None:
-        """Poll every game's due deadlines forever."""
-        while not cancel_requested():
-            try:
-                await self.fire_due()
-            except Exception:  # a Redis or service hiccup must not stop the clocks
-                log.exception("clock cycle failed")
-            await asyncio.sleep(cycle_seconds)
 
     async def fire_due(self, now: float | None = None) -> int:
         """Fire every deadline due by ``now`` (and every lapsed lease);

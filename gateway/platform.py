@@ -29,6 +29,7 @@ from gateway.standings import Standings
 from gateway.tables import Tables
 from services.kit.feeds import FeedHub
 from services.kit.store import MatchStore, connect, publish_command
+from services.kit.tasks import every
 
 # How long the gateway waits at start for the games to describe themselves
 # before it serves anyway (games still unknown answer 503 until they do).
@@ -95,11 +96,11 @@ class Platform:
         await self.games.start(DESCRIBE_WAIT_SECONDS)
         loops: list[Coroutine[Any, Any, None]] = [
             self.matchmaking.run(),
-            self.clocks.run(self.settings.clock_cycle_seconds),
+            every(self.settings.clock_cycle_seconds, self.clocks.fire_due, "the clock cycle"),
             self.results.run(),
-            self.tournaments.run(self.settings.competitions_check_seconds),
-            self.schedules.run(self.settings.competitions_check_seconds),
-            self.leagues.run(self.settings.competitions_check_seconds),
+            every(self.settings.competitions_check_seconds, self.tournaments.check, "the tournament check"),
+            every(self.settings.competitions_check_seconds, self.schedules.check, "the schedules check"),
+            every(self.settings.competitions_check_seconds, self.leagues.check, "the league check"),
             self.sessions.reload_keys(),
             self.connections.keep_alive(),
         ]

@@ -18,8 +18,6 @@ and computed again.
 
 from __future__ import annotations
 
-import asyncio
-import logging
 import time
 from collections import defaultdict
 from typing import Any, cast
@@ -35,9 +33,6 @@ from gateway.games import Games
 from services.kit import keys
 from services.kit.errors import not_found
 from services.kit.store import RedisClient
-from services.kit.tasks import cancel_requested
-
-log = logging.getLogger("rodada.gateway.leagues")
 
 # KEYS: season. ARGV: now, season length.
 _BEGIN = """
@@ -192,16 +187,6 @@ class Leagues:
         for league in cast(set[str], await self.redis.smembers(ckeys.LEAGUES)):
             game, _, mode = league.partition(":")
             await self.close_due(game, mode)
-
-    async def run(self, every_seconds: float) -> None:
-        while not cancel_requested():
-            try:
-                await self.check()
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("the league check failed")
-            await asyncio.sleep(every_seconds)
 
     async def league(self, game: str, mode: str) -> competitions_pb2.League:
         self._rated(game, mode)

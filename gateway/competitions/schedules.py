@@ -15,7 +15,6 @@ its start is still ahead, else skipped.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import math
 import secrets
@@ -30,7 +29,6 @@ from gateway.competitions import keys as ckeys
 from gateway.competitions.tournaments import Tournaments, require_admin
 from services.kit.errors import Refused, invalid, not_found
 from services.kit.store import RedisClient
-from services.kit.tasks import cancel_requested
 from services.kit.tokens import Identity
 
 log = logging.getLogger("rodada.gateway.schedules")
@@ -136,16 +134,6 @@ class Schedules:
             except Refused as refusal:
                 # A game gone or its options changed since: the schedule waits.
                 log.warning("schedule %s: %s", schedule["id"], refusal)
-
-    async def run(self, every_seconds: float) -> None:
-        while not cancel_requested():
-            try:
-                await self.check()
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("the schedules check failed")
-            await asyncio.sleep(every_seconds)
 
     def message(self, schedule: Doc) -> competitions_pb2.TournamentSchedule:
         template = _template(schedule)

@@ -607,16 +607,6 @@ class Tournaments:
             except Refused as refusal:
                 log.warning("tournament %s: %s", tournament_id, refusal)
 
-    async def run(self, every_seconds: float) -> None:
-        while not cancel_requested():
-            try:
-                await self.check()
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("the tournament check failed")
-            await asyncio.sleep(every_seconds)
-
     # -- reading -----------------------------------------------------------------------
 
     async def follow(self, tournament_id: str, poll_seconds: float = 0.5) -> AsyncGenerator[Doc, None]:

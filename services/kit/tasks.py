@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+
+log = logging.getLogger("rodada.tasks")
 
 
 def cancel_requested() -> bool:
@@ -13,3 +17,17 @@ def cancel_requested() -> bool:
     request even when the exception was swallowed."""
     task = asyncio.current_task()
     return task is not None and task.cancelling() > 0
+
+
+async def every(seconds: float, step: Callable[[], Awaitable[object]], what: str) -> None:
+    """Run ``step`` every ``seconds`` until cancelled. A step that fails (a
+    Redis or game service hiccup) is logged as ``what`` and the loop goes on:
+    a background check must not stop for good on one bad moment."""
+    while not cancel_requested():
+        try:
+            await step()
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("%s failed", what)
+        await asyncio.sleep(seconds)
