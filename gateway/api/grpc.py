@@ -2,7 +2,7 @@
 the kit's call guard (the game services' metrics, error model and treatment
 of requests that do not decode). Each service's methods are registered from
 its descriptor, with a request parser that also refuses what this server
-does not know (gateway/strict.py), as the HTTP face's JSON parser does."""
+does not know (services/kit/strict.py), as the HTTP face's JSON parser does."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ from google.protobuf.message import DecodeError, Message
 from grpc_health.v1 import health
 from rodada.platform.v1 import competitions_pb2, moderation_pb2, platform_pb2, social_pb2
 
-from gateway import strict
 from gateway.api.competitions import CompetitionServicer
 from gateway.api.face import OPEN, Servicer
 from gateway.api.moderation import ModerationServicer
@@ -26,7 +25,7 @@ from gateway.api.platform import PlatformServicer
 from gateway.api.social import SocialServicer
 from gateway.moderation.bans import Bans
 from gateway.platform import Platform
-from services.kit import guard
+from services.kit import guard, strict
 from services.kit.errors import permission_denied
 from services.kit.guard import CallGuard
 from services.kit.server import start_grpc

@@ -6,7 +6,7 @@ For each binding the FastAPI app gets a route — a plain ASGI endpoint, no
 dependency injection and no validation model: this is the web client's hot
 path. A request becomes the RPC's request message: the path's parameters,
 then the query's (operations without a body) or the JSON body (``body:
-"*"``), through the strict parser (gateway/strict.py); an Any holding a
+"*"``), through the strict parser (services/kit/strict.py); an Any holding a
 game's message (``rodada.common.v1.game_message``) is written by clients as
 that message's JSON without ``"@type"``, and parsed as the game's own — the
 game of the request's ``game``, or of the table its ``table_id`` names. The
@@ -38,13 +38,12 @@ from rodada.common.v1 import annotations_pb2 as rodada_api
 from starlette.routing import Match, Route
 from starlette.types import Receive, Scope, Send
 
-from gateway import strict
 from gateway.api.face import OPEN, HttpContext
 from gateway.api.grpc import SERVICES
 from gateway.games import GameClient
 from gateway.platform import Platform
 from gateway.protojson import message_json
-from services.kit import guard
+from services.kit import guard, strict
 from services.kit.errors import Refused, invalid
 
 log = logging.getLogger("rodada.gateway.http")

@@ -21,7 +21,7 @@ from google.protobuf import any_pb2
 from google.protobuf.message import DecodeError, Message
 from rodada.common.v1 import match_pb2, match_pb2_grpc
 
-from services.kit import feeds, legal, logs, metrics, play
+from services.kit import feeds, legal, logs, metrics, play, strict
 from services.kit.engine import Context, Event, InvalidAction, Outcome, RulesError
 from services.kit.errors import Refused, invalid, not_found, permission_denied, stale
 from services.kit.game import Game, to_json
@@ -325,8 +325,11 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         try:
             if packed_message.ByteSize() and not packed_message.Unpack(message):
                 raise invalid(reason, f"expected a {message.DESCRIPTOR.full_name}")
+            strict.check(message)  # what the gateway's faces refuse, refused here too
         except DecodeError:  # the Any names the message, but its bytes are not one
             raise invalid(reason, f"not a {message.DESCRIPTOR.full_name}: its bytes do not decode") from None
+        except strict.Invalid as exc:
+            raise invalid(reason, f"not a {message.DESCRIPTOR.full_name}: {exc}") from None
         return message
 
     async def _load(self, match_id: str) -> StoredMatch:

@@ -640,9 +640,10 @@ async def test_an_any_that_is_not_the_games_message_is_invalid_argument(
     http: httpx.AsyncClient, channel: grpc.aio.Channel, faces: Stack
 ) -> None:
     """Act and Ask with an Any whose bytes do not parse as the game's message
-    (a truncated varint), on the platform's face and the game's own
-    MatchService: INVALID_ARGUMENT with the game's reason, not INTERNAL; over
-    HTTP an action that is not an object is the same refusal."""
+    (a truncated varint) or that hold a field it does not know, on the
+    platform's face and the game's own MatchService: INVALID_ARGUMENT with
+    the game's reason, not INTERNAL; over HTTP an action that is not an
+    object is the same refusal."""
     ana = await register(http, "anyone")
     table_id, _ = await seated_table([ana], "yatzy")
     before = await ana.view(table_id)
@@ -673,10 +674,15 @@ async def test_an_any_that_is_not_the_games_message_is_invalid_argument(
                 match_pb2.AskRequest(match_id=table_id, question=question), metadata=auth
             ),
         }
-        for name, call in calls.items():
-            error = await grpc_refused(call)
-            assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, (name, refusal(error))
-            assert refusal(error)[1] in ("malformed_action", "invalid_question"), (name, refusal(error))
+        # Then bytes that decode but hold a field the game does not know
+        # (field 99): refused on the game's own service as on the platform's.
+        unknown = b"\x98\x06\x01"
+        for payload in (truncated, unknown):
+            action.value = question.value = payload
+            for name, call in calls.items():
+                error = await grpc_refused(call)
+                assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, (name, payload, refusal(error))
+                assert refusal(error)[1] in ("malformed_action", "invalid_question"), (name, refusal(error))
     response = await http.post(
         f"/v1/tables/{table_id}/actions",
         json={"expected_version": before["version"], "action": {"roll": "all"}},
