@@ -21,7 +21,8 @@
 //   opposite at a Dominó table, then reports and blocks from the table chat;
 //   both register for a Swiss and then a knockout Dudo tournament an admin
 //   (ADMIN_USER/ADMIN_PASSWORD) announced and starts, play their boards, and
-//   follow each live to its end; a Dominó team registers with its code;
+//   follow each live to its end; a Dominó team registers with its code, one
+//   partner withdraws and the other is told (badge, notice with the code);
 //   the rankings and a profile.
 // - nim: the tests' game, with no client code of its own, played to the end
 //   by two players on the generic board.
@@ -798,6 +799,18 @@ async function community(browser) {
   const team = await bia.locator(".entrants li").first().innerText({ timeout: STEP_MS });
   if (!(team.includes(anaName) && team.includes(biaName))) throw new Error(`the team is "${team}"`);
   shots.push(await screen(bia, "tournament-team-phone-pt"));
+  // Ana withdraws: Bia's social feed tells her, with the code a new partner registers with —
+  // a badge on the tournaments section, the notice on the tournament's page and the list.
+  await ana.locator("[data-action=withdraw]").click({ timeout: STEP_MS });
+  await bia.locator("header nav [data-section=tournaments] .badge").waitFor({ timeout: STEP_MS });
+  const told = await bia.locator(".tournament-notices li[data-notice=TOURNAMENT_NOTICE_KIND_PARTNER_WITHDREW]")
+    .innerText({ timeout: STEP_MS });
+  if (!(told.includes(anaName) && told.includes(code))) throw new Error(`the notice is "${told}"`);
+  await section(bia, "tournaments");
+  await bia.locator(`.tournament-notices li[data-tournament="${duplas.id}"]`).waitFor({ timeout: STEP_MS });
+  shots.push(await screen(bia, "tournament-notice-phone-pt"));
+  await bia.click(".tournament-notices [data-action=dismiss-notice]");
+  await bia.locator("header nav [data-section=tournaments] .badge").waitFor({ state: "detached", timeout: STEP_MS });
 
   // The rankings (the ranked duel's two players, Bozó's duel listed first) and the profiles.
   for (const page of [bia, ana]) {

@@ -83,7 +83,7 @@ export function App({ initialLang }: { initialLang: Lang }) {
   const [games, setGames] = useState<GameInfo[] | null>(null);
   const [failure, setFailure] = useState<string | null>(null);
 
-  const { invites, unreadTotal } = useSocial();
+  const { invites, unreadTotal, notices } = useSocial();
 
   const go: Go = (next) => {
     if (next.name !== "login" || route.name !== "lobby") setUrl(urlOf(next));
@@ -160,7 +160,8 @@ export function App({ initialLang }: { initialLang: Lang }) {
             {SECTIONS.filter((section) => user || !section.route).map((section) => {
               const target = section.route?.();
               const current = target && sectionOf(route) === target.name;
-              const waiting = section.id === "friends" ? invites.length + unreadTotal : 0;
+              const waiting = section.id === "friends" ? invites.length + unreadTotal
+                : section.id === "tournaments" ? notices.length : 0;
               return (
                 <li>
                   <a href={target ? `/?${new URLSearchParams(urlOf(target))}` : section.href?.()} data-section={section.id}

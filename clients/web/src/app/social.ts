@@ -1,6 +1,8 @@
 /**
  * The signed-in account's social feed, one for the whole page: friends'
- * requests and answers, private messages and table invites as they come.
+ * requests and answers, private messages, table invites and notices about
+ * one's tournament registrations (a partner withdrew, an admin removed you)
+ * as they come.
  * Screens subscribe (useSocial) and re-render on each; the header counts
  * what waits. Guests have no friends, so no feed. While it is open the
  * player shows as online to their friends.
@@ -11,6 +13,7 @@ import type { SocialEvent } from "../api/types";
 import { client, isGuest } from "./session";
 
 export type Invite = Extract<SocialEvent, { invite: unknown }>["invite"];
+export type TournamentNotice = Extract<SocialEvent, { tournament: unknown }>["tournament"];
 
 const KEPT = 200;
 /** Where the feed resumes on the next page load (per account): old notices are not shown twice. */
@@ -24,6 +27,8 @@ class Social {
   events: SocialEvent[] = [];
   /** Invitations not yet answered. */
   invites: Invite[] = [];
+  /** Tournament notices not yet dismissed (the tournaments screen shows them). */
+  notices: TournamentNotice[] = [];
   /** Private messages not yet read, by the friend's id. */
   unread = new Map<string, number>();
   /** The friend whose conversation is on screen (their messages are read as they come). */
@@ -46,6 +51,7 @@ class Social {
     this.userId = "";
     this.events = [];
     this.invites = [];
+    this.notices = [];
     this.unread = new Map();
     this.changed();
   }
@@ -55,6 +61,8 @@ class Social {
     this.events = [...this.events.slice(-(KEPT - 1)), event];
     if ("invite" in event) {
       this.invites = [...this.invites.filter((i) => i.table_id !== event.invite.table_id), event.invite];
+    } else if ("tournament" in event) {
+      this.notices = [...this.notices, event.tournament];
     } else if ("message" in event) {
       const from = event.message.sender_id;
       if (from !== this.userId && from !== this.reading) this.unread.set(from, (this.unread.get(from) ?? 0) + 1);
@@ -64,6 +72,11 @@ class Social {
 
   dismiss(invite: Invite): void {
     this.invites = this.invites.filter((i) => i !== invite);
+    this.changed();
+  }
+
+  dismissNotice(notice: TournamentNotice): void {
+    this.notices = this.notices.filter((n) => n !== notice);
     this.changed();
   }
 

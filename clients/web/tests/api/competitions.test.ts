@@ -1,7 +1,7 @@
 /** Trophies, and a small tournament run to its end over the client, followed live on its feed. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { Tournament } from "../../src/api/types";
+import type { SocialEvent, Tournament } from "../../src/api/types";
 import { QUICK, admin, guest, me, playBozo, refused, registered, until } from "./harness";
 
 test("every trophy there is to win", async () => {
@@ -108,6 +108,44 @@ test("an admin removes a no-show before the start, then calls the tournament off
   assert.equal(off.status, "TOURNAMENT_STATUS_CANCELLED");
   assert.equal((await refused(boss.cancelTournament(created.id))).code, "tournament_over");
   assert.equal((await refused(boss.editTournament(created.id, { name: "Tarde" }))).code, "tournament_over");
+});
+
+test("a Dominó team's notices on the social feed: a partner withdrew (with the team code), an admin removed the team", async () => {
+  const boss = await admin();
+  const [ana, bia, caio] = await Promise.all([registered("ana"), registered("bia"), registered("caio")]);
+  const heard: SocialEvent[] = [];
+  const feed = bia.followSocial({ event: (e) => heard.push(e) }, "", QUICK);
+  const caios: SocialEvent[] = [];
+  const caioFeed = caio.followSocial({ event: (e) => caios.push(e) }, "", QUICK);
+  try {
+    const created = await boss.createTournament({ name: "Duplas", game: "domino", format: "TOURNAMENT_FORMAT_SWISS", max_entrants: 4 });
+    const code = (await ana.registerForTournament(created.id)).team_code;
+    assert.ok(code);
+    await bia.registerForTournament(created.id, code);
+    await ana.withdrawFromTournament(created.id);
+    const withdrew = await until("the partner's withdrawal on the feed", () =>
+      heard.flatMap((e) => ("tournament" in e ? [e.tournament] : [])).find((n) => n?.tournament_id === created.id));
+    assert.deepEqual(withdrew, {
+      kind: "TOURNAMENT_NOTICE_KIND_PARTNER_WITHDREW",
+      tournament_id: created.id,
+      tournament_name: "Duplas",
+      user_id: me(ana),
+      name: ana.user?.name,
+      team_code: code,
+    });
+    // A new partner registers with the code the notice gave; then an admin takes the team off.
+    await caio.registerForTournament(created.id, withdrew.team_code);
+    const [team] = (await boss.tournament(created.id)).entrants;
+    assert.ok(team?.complete);
+    await boss.removeEntrant(created.id, team.id);
+    const removed = await until("the removal on the new partner's feed", () =>
+      caios.flatMap((e) => ("tournament" in e ? [e.tournament] : [])).find((n) => n?.kind === "TOURNAMENT_NOTICE_KIND_REMOVED"));
+    assert.equal(removed.tournament_id, created.id);
+    assert.equal(removed.user_id, me(boss));
+  } finally {
+    feed.close();
+    caioFeed.close();
+  }
 });
 
 test("an admin sets a recurring tournament, lists it and ends it", async () => {

@@ -1,35 +1,15 @@
 /** Dudo: everyone's dice counts (your own dice face up), the bids of the
  * round, the last call with every hand revealed, and a bid box that offers
- * only legal bids (the rules' raises, ones wild, palifico). In assisted mode
+ * only the bids the server lists as legal (`Snapshot.legal`). In assisted mode
  * the odds of the standing bid and of the bid being composed are shown. */
 import { useState } from "preact/hooks";
 import type { Schemas } from "../../api/types";
 import { percent, t } from "../i18n";
 import { Die, DieFace, InlineDice } from "../ui/die";
-import { type Bid, FACES, lowestBids, ONES } from "./dudo_bids";
+import { type Bid, nearest, offerOf, ONES, suggested } from "./dudo_bids";
 import { type Board, type GameUi, viewOf } from "./types";
 
 type View = Schemas["rodada.dudo.v1.View"];
-/** The legal bids of the view's position. */
-function legal(view: View): Map<number, number> {
-  const standing = view.current_bid && view.current_bid.quantity > 0 ? view.current_bid : null;
-  return lowestBids(standing, view.dice_in_play, view.palifico_round, !!view.options?.open_on_ones);
-}
-
-/** The bid offered first: to open, what your own dice suggest; else the lowest raise on the bid's face. */
-function suggested(view: View, lowest: Map<number, number>): Bid | null {
-  if (lowest.size === 0) return null;
-  const standing = view.current_bid && view.current_bid.quantity > 0 ? view.current_bid : null;
-  if (standing && lowest.has(standing.face)) return { quantity: lowest.get(standing.face) ?? 1, face: standing.face };
-  if (!standing) {
-    const counts = FACES.map((f) => view.my_dice.filter((d) => d === f || (d === ONES && !view.palifico_round)).length);
-    const face = [...lowest.keys()].sort((a, b) => (counts[b - 1] ?? 0) - (counts[a - 1] ?? 0))[0] ?? 2;
-    return { quantity: Math.max(lowest.get(face) ?? 1, Math.min(counts[face - 1] ?? 1, view.dice_in_play)), face };
-  }
-  const [face, quantity] = [...lowest.entries()].sort((a, b) => a[1] - b[1])[0] ?? [2, 1];
-  return { quantity, face };
-}
-
 const bidText = (bid: Bid) => t.dudo.bidWords(bid.quantity, bid.face);
 
 function BidText({ bid }: { bid: Bid }) {
@@ -40,10 +20,11 @@ function DudoBoard({ board }: { board: Board }) {
   const view = viewOf<View>(board.snapshot, "dudo");
   const [draft, setDraft] = useState<{ version: number; bid: Bid | null; odds?: string }>({ version: -1, bid: null });
   if (!view) return null;
-  const lowest = legal(view);
-  const current = draft.version === board.snapshot.version ? draft : { version: board.snapshot.version, bid: suggested(view, lowest) };
-  const bid = current.bid;
   const standing = view.current_bid && view.current_bid.quantity > 0 ? view.current_bid : null;
+  const offer = offerOf(board.snapshot.legal);
+  const current = draft.version === board.snapshot.version ? draft
+    : { version: board.snapshot.version, bid: suggested(offer, standing, view.my_dice, view.palifico_round) };
+  const bid = current.bid;
   const inGame = view.players.some((p) => p.seat === board.seat && !p.out);
   const set = (next: Bid) => setDraft({ version: board.snapshot.version, bid: next });
   const reveal = view.last_reveal && view.last_reveal.round > 0 ? view.last_reveal : null;
@@ -97,7 +78,7 @@ function DudoBoard({ board }: { board: Board }) {
                 <label for="bid-quantity">{t.dudo.quantity}</label>
                 <select id="bid-quantity" data-field="quantity" value={String(bid.quantity)}
                   onChange={(e) => set({ ...bid, quantity: Number((e.target as HTMLSelectElement).value) })}>
-                  {range(lowest.get(bid.face) ?? 1, view.dice_in_play).map((q) => <option value={String(q)}>{q}</option>)}
+                  {(offer.bids.get(bid.face) ?? []).map((q) => <option value={String(q)}>{q}</option>)}
                 </select>
               </p>
               <p class="field">
@@ -105,9 +86,9 @@ function DudoBoard({ board }: { board: Board }) {
                 <select id="bid-face" data-field="face" value={String(bid.face)}
                   onChange={(e) => {
                     const face = Number((e.target as HTMLSelectElement).value);
-                    set({ face, quantity: Math.max(lowest.get(face) ?? 1, Math.min(bid.quantity, view.dice_in_play)) });
+                    set({ face, quantity: nearest(offer, face, bid.quantity) ?? bid.quantity });
                   }}>
-                  {[...lowest.keys()].map((f) => <option value={String(f)}>{t.dudo.faceOption(f)}</option>)}
+                  {[...offer.bids.keys()].map((f) => <option value={String(f)}>{t.dudo.faceOption(f)}</option>)}
                 </select>
               </p>
               <button type="submit" class="primary" data-action="bid" disabled={board.busy}>
@@ -115,11 +96,11 @@ function DudoBoard({ board }: { board: Board }) {
               </button>
             </>
           ) : <p>{t.dudo.noRaise}</p>}
-          {standing ? (
+          {offer.dudo ? (
             <button type="button" class="call" data-action="dudo" disabled={board.busy}
               onClick={() => board.act({ dudo: {} })}>{t.dudo.dudo}</button>
           ) : null}
-          {standing && view.options?.calza ? (
+          {offer.calza ? (
             <button type="button" data-action="calza" disabled={board.busy}
               onClick={() => board.act({ calza: {} })}>{t.dudo.calza}</button>
           ) : null}
@@ -143,10 +124,6 @@ function DudoBoard({ board }: { board: Board }) {
       {reveal ? <Reveal board={board} reveal={reveal} /> : null}
     </div>
   );
-}
-
-function range(from: number, to: number): number[] {
-  return Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
 }
 
 function Reveal({ board, reveal }: { board: Board; reveal: NonNullable<View["last_reveal"]> }) {

@@ -4,12 +4,10 @@
  * row of check boxes per subset (the dice to keep). Nothing here knows a
  * game: a game without a drawn board of its own is played with this one. */
 import { useState } from "preact/hooks";
-import type { Action, Schemas } from "../../api/types";
+import type { Action } from "../../api/types";
 import { t } from "../i18n";
+import { type Json, type Legal, untyped, withValue } from "./legal";
 import type { Board, GameEvent, GameUi } from "./types";
-
-type Legal = Schemas["rodada.common.v1.LegalActions"];
-type Json = Record<string, unknown>;
 
 /** A field's name in words: "max_take" → "max take". */
 const words = (name: string) => name.replace(/_/g, " ");
@@ -43,23 +41,6 @@ function Fields({ value }: { value: Json }) {
       ))}
     </dl>
   );
-}
-
-/** The action without its `@type`. */
-function untyped(action: unknown): Json {
-  const { "@type": _type, ...body } = (action ?? {}) as Json;
-  void _type;
-  return body;
-}
-
-/** ``action`` with ``value`` at the dotted ``path`` (a copy). */
-function withValue(action: Json, path: string, value: unknown): Json {
-  const copy = structuredClone(action) as Json;
-  const keys = path.split(".");
-  let node = copy;
-  for (const key of keys.slice(0, -1)) node = (node[key] ??= {}) as Json;
-  node[keys[keys.length - 1]!] = value;
-  return copy;
 }
 
 /** ``action``'s label without the field at ``path`` (what the control picks). */

@@ -355,6 +355,13 @@ export const en = {
     see: "See the table",
     byes: (names: string) => `Bye: ${names}`,
     incomplete: "waiting for a partner",
+    noticesTitle: "About your registrations",
+    partnerWithdrew: (name: string, tournament: string) =>
+      `${name} withdrew from ${tournament}. You are still registered, but your team needs a new partner before the start, or it is dropped.`,
+    newPartnerCode: "A new partner registers with the team code",
+    removed: (name: string, tournament: string) => `${name} removed you from ${tournament}.`,
+    open: "Open the tournament",
+    dismiss: "Dismiss",
   },
   ranks: {
     title: "Rankings",

@@ -353,6 +353,13 @@ export const pt: Catalog = {
     see: "Ver a mesa",
     byes: (names: string) => `Folga: ${names}`,
     incomplete: "esperando o parceiro",
+    noticesTitle: "Sobre suas inscrições",
+    partnerWithdrew: (name: string, tournament: string) =>
+      `${name} desistiu de ${tournament}. Você continua inscrito, mas sua dupla precisa de um novo parceiro antes do início, ou sai do torneio.`,
+    newPartnerCode: "Um novo parceiro se inscreve com o código de dupla",
+    removed: (name: string, tournament: string) => `${name} tirou você de ${tournament}.`,
+    open: "Abrir o torneio",
+    dismiss: "Dispensar",
   },
   ranks: {
     title: "Rankings",

@@ -8,6 +8,7 @@ import type { Tournament } from "../../api/types";
 import type { Go } from "../app";
 import { list, t } from "../i18n";
 import { client, errorText, gameTitle, isGuest } from "../session";
+import { social, useSocial } from "../social";
 import { Card, ErrorNote, useAction } from "../ui/parts";
 import { modeLabel } from "./lobby";
 
@@ -26,6 +27,7 @@ export function TournamentsScreen({ go }: { go: Go }) {
   return (
     <div class="community tournaments">
       <h1>{t.tournaments.title}</h1>
+      <Notices go={go} />
       <Card>
         <p class="field">
           <label for="tournament-status">{t.tournaments.show}</label>
@@ -50,6 +52,40 @@ export function TournamentsScreen({ go }: { go: Go }) {
         )}
       </Card>
     </div>
+  );
+}
+
+/** The social feed's notices about the player's registrations (only the
+ * tournament `only`'s, when given), each with a way to it and to dismiss it. */
+export function Notices({ go, only }: { go: Go; only?: string }) {
+  const { notices } = useSocial();
+  const shown = notices.filter((n) => !only || n.tournament_id === only);
+  if (!shown.length) return null;
+  return (
+    <section class="card tournament-notices" aria-labelledby="tournament-notices-title">
+      <h2 id="tournament-notices-title">{t.tournaments.noticesTitle}</h2>
+      <ul>
+        {shown.map((notice) => (
+          <li data-notice={notice.kind} data-tournament={notice.tournament_id}>
+            {notice.kind === "TOURNAMENT_NOTICE_KIND_PARTNER_WITHDREW" ? (
+              <>
+                {t.tournaments.partnerWithdrew(notice.name, notice.tournament_name)}{" "}
+                {notice.team_code ? <>{t.tournaments.newPartnerCode}: <code class="team-code">{notice.team_code}</code>.</> : null}
+              </>
+            ) : t.tournaments.removed(notice.name, notice.tournament_name)}{" "}
+            {only ? null : (
+              <a href={`/?tournament=${encodeURIComponent(notice.tournament_id)}`}
+                onClick={(e) => { e.preventDefault(); go({ name: "tournament", tournamentId: notice.tournament_id }); }}>
+                {t.tournaments.open}
+              </a>
+            )}{" "}
+            <button type="button" class="quiet" data-action="dismiss-notice" onClick={() => social.dismissNotice(notice)}>
+              {t.tournaments.dismiss}
+            </button>
+          </li>
+        ))}
+      </ul>
+    </section>
   );
 }
 
@@ -97,6 +133,7 @@ export function TournamentScreen({ tournamentId, go }: { tournamentId: string; g
   return (
     <div class="community tournament" data-status={tour.status}>
       <h1>{tour.name}</h1>
+      <Notices go={go} only={tour.id} />
       <Card>
         <p>{summary(tour)}</p>
         <p class="muted">
