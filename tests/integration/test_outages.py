@@ -22,6 +22,7 @@ from rodada.platform.v1 import platform_pb2, platform_pb2_grpc
 from rodada.yatzy.v1 import yatzy_pb2
 
 from services.kit.errors import error_reason
+from services.kit.feeds import HEALTH_SECONDS
 from tests.integration.grpc_client import bearer, pack
 from tests.integration.http_client import ApiRefused, Player, register, seated_table
 from tests.integration.waiting import until
@@ -147,8 +148,10 @@ async def test_redis_going_away_loses_nothing_acknowledged(
             preview = after["view"]["preview"]
             scored = await ana.act(table_id, after["version"], {"score": {"box": preview[0]["box"]}})
             assert scored["version"] == acknowledged["version"] + 1
-            # The feed held through the outage carries the next event and snapshot.
-            pushed = await feed.snapshot_at(scored["version"], timeout=20)
+            # The feed held through the outage carries the next event and snapshot
+            # (waiting past the hub's own recovery of a silent subscription: a
+            # ping after HEALTH_SECONDS, a reconnect after as long again).
+            pushed = await feed.snapshot_at(scored["version"], timeout=2 * HEALTH_SECONDS + 10)
             assert pushed["version"] == scored["version"] and pushed["to_act"] == [1]
             ids = [item["event"]["id"] for item in feed.items if "event" in item]
             assert ids == sorted(set(ids)), "an event twice or out of order across the outage"
