@@ -22,7 +22,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from prometheus_client import start_http_server
 from rodada.common.v1 import match_pb2, match_pb2_grpc
 
-from services.kit import logs, metrics, reflection, tracing
+from services.kit import logs, metrics, reflection, tracing, workers
 from services.kit.feeds import FeedHub
 from services.kit.game import Game
 from services.kit.guard import CallGuard
@@ -79,14 +79,20 @@ async def _refresh_active_gauge(store: MatchStore, game: str) -> None:
 
 
 async def start_grpc(
-    address: str, guard: CallGuard, register: Callable[[grpc.aio.Server], Collection[str]]
+    address: str,
+    guard: CallGuard,
+    register: Callable[[grpc.aio.Server], Collection[str]],
+    share_port: bool = False,
 ) -> tuple[grpc.aio.Server, health.aio.HealthServicer]:
     """A started server: ``register`` adds the servicers and returns their
-    full service names, which health reports SERVING and reflection lists."""
+    full service names, which health reports SERVING and reflection lists.
+    ``share_port``: one of a pod's workers (services/kit/workers.py), which
+    bind the same port with SO_REUSEPORT."""
     # Tracing's interceptor (none when it is off) around the guarded
     # handlers: the guard's work and its refusals happen inside the call's
     # span. The guard wraps each handler once, as it is registered.
-    server = grpc.aio.server(interceptors=tracing.server_interceptors(), options=SERVER_OPTIONS)
+    options = [(k, 1 if k == "grpc.so_reuseport" and share_port else v) for k, v in SERVER_OPTIONS]
+    server = grpc.aio.server(interceptors=tracing.server_interceptors(), options=options)
     names = register(guard.serving(server))
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -104,10 +110,11 @@ async def serve_grpc(
     register: Callable[[grpc.aio.Server], Collection[str]],
     drain_seconds: float,
     on_drain: Callable[[], Awaitable[None]],
+    share_port: bool = False,
 ) -> None:
     """Run a server (:func:`start_grpc`) until SIGTERM/SIGINT, then drain;
     ``on_drain`` runs when new calls stop (close the feeds)."""
-    server, health_servicer = await start_grpc(address, guard, register)
+    server, health_servicer = await start_grpc(address, guard, register, share_port)
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -146,7 +153,9 @@ async def serve(game: Game, settings: ServiceSettings) -> None:
         match_pb2_grpc.add_MatchServiceServicer_to_server(servicer, server)
         return [MATCH_SERVICE]
 
-    start_http_server(settings.metrics_port or metrics_port)
+    worker = settings.rodada_worker is not None
+    if not worker:  # a worker's metrics are served by its supervisor
+        start_http_server(settings.metrics_port or metrics_port)
     tasks = [
         asyncio.create_task(_refresh_active_gauge(store, game.name)),
         asyncio.create_task(reload_keys(verifier, settings)),
@@ -156,7 +165,9 @@ async def serve(game: Game, settings: ServiceSettings) -> None:
         await asyncio.to_thread(game.prepare)
     log.info("%s serving gRPC on %s", game.name, address)
     try:
-        await serve_grpc(address, match_guard(game, verifier), register, settings.drain_seconds, hub.close)
+        await serve_grpc(
+            address, match_guard(game, verifier), register, settings.drain_seconds, hub.close, worker
+        )
     finally:
         for task in tasks:
             task.cancel()
@@ -167,6 +178,10 @@ def run(game: Game) -> None:
     """Entry point of ``python -m services.<game>.service``."""
     logs.configure(game.name)
     settings = ServiceSettings()
+    if settings.workers > 1 and settings.rodada_worker is None:
+        metrics_port = settings.metrics_port or game.ports[1]
+        log.info("%s: %d workers on one port", game.name, settings.workers)
+        raise SystemExit(workers.supervise(settings.workers, metrics_port))
     tracing.configure(game.name, settings)
     with contextlib.suppress(ImportError):
         import uvloop
