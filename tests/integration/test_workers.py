@@ -7,6 +7,8 @@ so it restarts whole."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import signal
 import subprocess
 import time
@@ -19,6 +21,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from rodada.common.v1 import match_pb2, match_pb2_grpc
 
+from tests.integration.http_client import register, seated_table
 from tools.bench import cpu_seconds
 from tools.stack import Stack
 
@@ -28,7 +31,10 @@ CONNECTIONS = 24
 
 @pytest.fixture
 def pod(tmp_path: Path) -> Iterator[Stack]:
-    with Stack(tmp_path, games=["yatzy"], env={"WORKERS": "2"}) as stack:
+    # The gateway's connections are spread by the kernel, one hash each: with
+    # 16 the chance that both workers get none is 2 in 65,536.
+    env = {"WORKERS": "2", "GAME_CHANNELS": "16"}
+    with Stack(tmp_path, games=["yatzy"], env=env) as stack:
         stack.service("yatzy")
         deadline = time.monotonic() + 30
         while stack.log_path("yatzy").read_text().count("serving gRPC") < 2:
@@ -41,6 +47,24 @@ def workers(stack: Stack) -> list[int]:
     supervisor = stack.processes["yatzy"].pid
     found = subprocess.run(["pgrep", "-P", str(supervisor)], capture_output=True, text=True).stdout
     return [int(pid) for pid in found.split()]
+
+
+def connections(pid: int, port: int) -> int:
+    """Established TCP connections on ``port`` that process ``pid`` holds."""
+    fds = Path(f"/proc/{pid}/fd")
+    inodes = set()
+    for fd in fds.iterdir():
+        with contextlib.suppress(OSError):
+            target = os.readlink(fd)
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    held = 0
+    for table in ("tcp", "tcp6"):
+        for line in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
+            fields = line.split()
+            local, state, inode = fields[1], fields[3], fields[9]
+            held += int(local.rsplit(":", 1)[1], 16) == port and state == "01" and inode in inodes
+    return held
 
 
 def describes(stack: Stack) -> float:
@@ -76,6 +100,16 @@ async def test_connections_spread_over_the_workers_and_metrics_add_up(pod: Stack
     assert families["rodada_build_info"].samples[0].value == 1
     pod_cpu = families["process_cpu_seconds"].samples[0].value
     assert pod_cpu >= sum(cpu_seconds(pid) for pid in pids) - 0.05
+
+
+async def test_the_gateway_reaches_every_worker(pod: Stack) -> None:
+    port = int(pod.service("yatzy").rsplit(":", 1)[1])
+    async with httpx.AsyncClient(base_url=pod.gateway(), timeout=15) as http:
+        ana = await register(http, "ana")
+        match_id, _ = await seated_table([ana], "yatzy")
+        for _ in range(40):  # every call on the next of the gateway's channels
+            assert (await ana.view(match_id))["version"] == 1
+    assert all(connections(pid, port) > 0 for pid in workers(pod)), "a worker has no connection"
 
 
 def test_sigterm_drains_every_worker(pod: Stack) -> None:
