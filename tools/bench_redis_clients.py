@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from services.kit.pipelining import CoalescedScript
+from services.core.pipelining import CoalescedScript
 from tools.bench import cpu_seconds
 from tools.redis_server import RedisServer
 

@@ -19,9 +19,8 @@ import contextlib
 import logging
 from collections.abc import Iterable
 
-from gateway import pubsub
-from services.kit import keys, tracing
-from services.kit.store import RedisClient
+from services.core import keys, pubsub, tracing
+from services.core.store import RedisClient
 
 log = logging.getLogger("rodada.gateway.matchmaking")
 

@@ -1,5 +1,7 @@
-"""Feeds: a match's history as it happens, to everyone watching, for as long
-as the match lasts.
+"""Feeds: a table's history as it happens, to everyone watching, for as long
+as its match lasts. The one way any process reads a history live: the
+gateway's table feeds (both faces) and a game service's ``Watch`` are
+listeners of a hub; nothing else reads the stream or the live channel.
 
 Every write to a match publishes its new events (and, while someone
 watches, every audience's snapshot) on the match's live channel
@@ -33,9 +35,9 @@ from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisError
 from rodada.common.v1 import match_pb2
 
-from services.kit import keys, tracing
-from services.kit.errors import Refused, unavailable
-from services.kit.store import MatchStore, RedisClient, parse_live
+from services.core import keys, tracing
+from services.core.errors import Refused, unavailable
+from services.core.store import RecordStore, RedisClient, parse_live
 
 log = logging.getLogger("rodada.feeds")
 
@@ -200,7 +202,7 @@ class _Match:
 
 
 class FeedHub:
-    def __init__(self, redis: RedisClient, store: MatchStore) -> None:
+    def __init__(self, redis: RedisClient, store: RecordStore) -> None:
         self.redis = redis
         self.store = store
         self._matches: dict[str, _Match] = {}

@@ -28,7 +28,7 @@ from prometheus_client import CollectorRegistry, ProcessCollector, start_http_se
 from prometheus_client.metrics_core import Metric
 from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
 
-from services.kit import metrics
+from services.core import metrics
 
 # What a worker is told by its supervisor (not settings for operators).
 WORKER_VARIABLE = "RODADA_WORKER"
