@@ -101,7 +101,7 @@ async def glide(port: int) -> tuple[Commit, Callable[[], Awaitable[None]]]:
     script = Script(SCRIPT)
 
     async def commit(keys: list[str], args: list[str]) -> Any:
-        return await client.invoke_script(script, keys=keys, args=args)  # type: ignore[arg-type]
+        return await client.invoke_script(script, keys=keys, args=args)
 
     return commit, client.close
 
