@@ -4,15 +4,21 @@ game code and no game's generated stubs: a game's messages are built from
 the proto descriptors its ``Describe`` sends (``GameInfo.descriptors``), so
 the gateway serves a game it has never seen once ``GAMES`` lists it.
 
-Each game gets one long-lived channel that spreads calls over every ready
+Each game gets long-lived channels that spread calls over every ready
 replica (``dns:///`` resolution with round_robin: behind a headless
-Kubernetes Service each pod is an address), with keepalive both ways.
+Kubernetes Service each pod is an address), with keepalive both ways. There
+are ``GAME_CHANNELS`` of them, each with connections of its own, and calls
+are dealt over them in turn: a pod running several processes on one port
+(WORKERS) gets a connection from this gateway per channel, which the kernel
+spreads over its processes; one connection would keep a gateway's calls on
+one of them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -175,15 +181,40 @@ def channel_target(address: str) -> str:
     return f"dns:///{address}"
 
 
+class DealtStub:
+    """A stub whose calls are dealt over several channels in turn, skipping
+    those not connected while one is: after a replica restarts, calls go
+    through as soon as one channel has reconnected (a skipped channel is
+    asked to connect)."""
+
+    def __init__(self, channels: list[grpc.aio.Channel]) -> None:
+        self._count = len(channels)
+        self._turns = itertools.cycle([(c, match_pb2_grpc.MatchServiceStub(c)) for c in channels])
+
+    def __getattr__(self, method: str) -> Any:
+        for _ in range(self._count):
+            channel, stub = next(self._turns)
+            if channel.get_state(try_to_connect=True) is grpc.ChannelConnectivity.READY:
+                break
+        return getattr(stub, method)
+
+
 class Games:
     """Every configured game; a game is usable once it has described itself."""
 
-    def __init__(self, addresses: dict[str, str]) -> None:
+    def __init__(self, addresses: dict[str, str], channels: int = 1) -> None:
         self._addresses = addresses
+        # Channels of one process share connections unless each has its own pool.
+        options = (
+            [*CHANNEL_OPTIONS, ("grpc.use_local_subchannel_pool", 1)] if channels > 1 else CHANNEL_OPTIONS
+        )
         self._channels = {
-            name: grpc.aio.insecure_channel(
-                channel_target(address), options=CHANNEL_OPTIONS, interceptors=tracing.client_interceptors()
-            )
+            name: [
+                grpc.aio.insecure_channel(
+                    channel_target(address), options=options, interceptors=tracing.client_interceptors()
+                )
+                for _ in range(channels)
+            ]
             for name, address in addresses.items()
         }
         self._games: dict[str, GameClient] = {}
@@ -224,7 +255,12 @@ class Games:
                 await asyncio.sleep(DESCRIBE_RETRY_SECONDS)
 
     async def _describe(self, name: str) -> GameClient:
-        stub = cast("MatchServiceAsyncStub", match_pb2_grpc.MatchServiceStub(self._channels[name]))
+        channels = self._channels[name]
+        one = len(channels) == 1
+        stub = cast(
+            "MatchServiceAsyncStub",
+            match_pb2_grpc.MatchServiceStub(channels[0]) if one else DealtStub(channels),
+        )
         reply = await stub.Describe(match_pb2.DescribeRequest(), timeout=5)
         info = reply.game
         if info.name != name:
@@ -234,5 +270,6 @@ class Games:
     async def close(self) -> None:
         if self._describing is not None:
             self._describing.cancel()
-        for channel in self._channels.values():
-            await channel.close(None)
+        for channels in self._channels.values():
+            for channel in channels:
+                await channel.close(None)

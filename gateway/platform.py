@@ -44,7 +44,7 @@ class Platform:
         self.redis = connect(settings.redis_url, settings.redis_cluster, decode=True, **pool)  # type: ignore[arg-type]
         # The match store and the feeds deal in bytes (serialized protos).
         self.raw = connect(settings.redis_url, settings.redis_cluster, **pool)  # type: ignore[arg-type]
-        self.games = Games(settings.game_addresses)
+        self.games = Games(settings.game_addresses, settings.game_channels)
         self.sessions = Sessions(self.redis, settings)
         self.matches = MatchClient(self.sessions.platform_token, settings.rpc_timeout_seconds)
         self.store = RecordStore(self.raw, keys.table, settings.table_ttl_seconds)

@@ -43,6 +43,10 @@ class GatewaySettings(CommonSettings):
     # host name resolves to (a headless Service lists its pods); a fixed set of
     # replicas is ``name=ip[:port] ip[:port] …``.
     games: str = ""
+    # Channels per game, each with its own connection to every replica,
+    # calls dealt over them in turn, so that a replica's WORKERS processes
+    # all get this gateway's calls (gateway/games.py).
+    game_channels: Annotated[int, Field(ge=1)] = 8
     jwt_private_key: str = ""  # PEM; else the keys folder's signing key
     access_token_ttl_seconds: int = 3600
     refresh_token_ttl_seconds: int = 30 * 24 * 3600

@@ -23,7 +23,11 @@ included) and the ratio to the reference run at the same match count and
 players, and "CPU × ref": the
 reference's CPU per move (every process, drivers included) over the row's, the
 ratio two cores would allow if CPU were the only limit, which holds up on a
-busy machine where moves/s do not. Then the floors (``tools.bench_floors``,
+busy machine where moves/s do not. Then the scale-out phase: the gRPC and
+web paths at the largest match count on two service replicas behind two
+gateways (the drivers deal their seats over both), and on one replica of
+two processes sharing its port (WORKERS=2), each against the one-replica
+row of the same run. Then the floors (``tools.bench_floors``,
 same run): a bare grpc.aio unary echo, a bare ASGI request on the gateway's
 server stack and a Redis EVALSHA, and every path's server CPU per move as a
 multiple of its floor. Then, in process,
@@ -35,7 +39,8 @@ Every stack is our own on loopback (``tools.stack.Stack``) and stopped at
 the end. Environment: BENCH_SECONDS (10), BENCH_WARMUP (2), BENCH_MATCHES
 ("10,50"), BENCH_PLAYERS ("1,2": solo and duel rows), BENCH_THROWS (3),
 BENCH_TICKETS (5000), BENCH_PATHS ("reference,grpc,platform,web"),
-BENCH_FLOORS (1; 0 skips them), BENCH_JSON (a file to write every result
+BENCH_FLOORS (1; 0 skips them), BENCH_SCALE (1; 0 skips the scale-out
+phase), BENCH_JSON (a file to write every result
 to), BENCH_BASELINE (another checkout of the code, e.g. ``git archive`` of an
 earlier commit with this one's ``gen/``: its Rodada rows run in the same
 sitting, interleaved, marked "before"). A row during which other processes took more than 5 % of the window's
@@ -81,6 +86,7 @@ class Settings:
     paths: tuple[str, ...] = ("reference", "grpc", "platform", "web")
     warmup: float = 2.0
     floors: bool = True
+    scale: bool = True
     baseline: Path | None = None
 
     @classmethod
@@ -96,6 +102,7 @@ class Settings:
             matches=tuple(int(m) for m in env.get("BENCH_MATCHES", "10,50").split(",") if m),
             players=tuple(int(p) for p in env.get("BENCH_PLAYERS", "1,2").split(",") if p),
             floors=env.get("BENCH_FLOORS", "1") not in ("", "0"),
+            scale=env.get("BENCH_SCALE", "1") not in ("", "0"),
             baseline=Path(env["BENCH_BASELINE"]) if env.get("BENCH_BASELINE") else None,
             throws=int(env.get("BENCH_THROWS", "3")),
             tickets=int(env.get("BENCH_TICKETS", "5000")),
@@ -113,6 +120,7 @@ class Row:
     cpu: dict[str, float] = field(default_factory=dict)
     other_cpu_s: float = 0.0
     before: bool = False  # measured on the baseline's code
+    layout: str = ""  # the scale-out phase's: what served the row ("" for one of each)
 
 
 def cpu_seconds(pid: int) -> float:
@@ -252,22 +260,72 @@ def reference_row(settings: Settings, matches: int, players: int = 1) -> Row:
         reference.stop()
 
 
-class Rodada:
-    """One loopback platform (its Redis, the Yatzy service, one gateway) for
-    every Rodada row, so rows compare at the same state."""
+@dataclass(frozen=True)
+class Layout:
+    """How many of each server a platform runs: Yatzy service replicas (each
+    a pod), gateway replicas, and processes per replica (WORKERS)."""
 
-    def __init__(self, root: Path, settings: Settings, source: Path | None = None) -> None:
+    replicas: int = 1
+    gateways: int = 1
+    workers: int = 1
+
+    def __str__(self) -> str:
+        if self == Layout():
+            return "1 replica, 1 gateway"
+        each = f" of {self.workers} workers" if self.workers > 1 else ""
+        return (
+            f"{self.replicas} replica{'s' if self.replicas > 1 else ''}{each}, "
+            f"{self.gateways} gateway{'s' if self.gateways > 1 else ''}"
+        )
+
+
+# The scale-out phase: two replicas behind two gateways (the drivers deal
+# their seats over both), and one replica of two processes on one port.
+SCALE_LAYOUTS = (Layout(replicas=2, gateways=2), Layout(workers=2))
+
+
+def worker_pids(stack: Stack, name: str, workers: int, timeout: float = 30.0) -> list[int]:
+    """The worker processes of a replica run with WORKERS (its supervisor's
+    children), once every one of them serves."""
+    supervisor = stack.processes[name].pid
+    deadline = time.monotonic() + timeout
+    while True:
+        children = Path(f"/proc/{supervisor}/task/{supervisor}/children").read_text().split()
+        if len(children) == workers and stack.log_path(name).read_text().count("serving gRPC") >= workers:
+            return [int(pid) for pid in children]
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{name}: {workers} workers not serving in {timeout:.0f} s")
+        time.sleep(0.1)
+
+
+class Rodada:
+    """One loopback platform (its Redis, the Yatzy service, one gateway, or
+    as ``layout`` says) for every Rodada row, so rows compare at the same
+    state."""
+
+    def __init__(
+        self, root: Path, settings: Settings, source: Path | None = None, layout: Layout = Layout()
+    ) -> None:
         self.settings = settings
         self.before = source is not None
-        self.stack = Stack(root, games=["yatzy"], source=source)
-        self.gateway_url = self.stack.gateway()
-        self.platform = self.stack.platform_grpc()
+        self.layout = layout
+        env = {"WORKERS": str(layout.workers)} if layout.workers > 1 else None
+        self.stack = Stack(root, games=["yatzy"], source=source, replicas={"yatzy": layout.replicas}, env=env)
+        self.gateway_urls = [self.stack.gateway(i) for i in range(layout.gateways)]
+        self.platforms = [self.stack.platform_grpc(i) for i in range(layout.gateways)]
+        self.services = [self.stack.service("yatzy", i) for i in range(layout.replicas)]
         assert self.stack.redis and self.stack.redis.process
-        self.pids = {
-            "yatzy": self.stack.processes["yatzy"].pid,
-            "gateway": self.stack.processes["gateway"].pid,
-            "redis": self.stack.redis.process.pid,
-        }
+        self.pids: dict[str, int] = {}
+        for replica in range(layout.replicas):
+            name = "yatzy" if replica == 0 else f"yatzy-{replica}"
+            self.pids[name] = self.stack.processes[name].pid
+            if layout.workers > 1:  # the supervisor's, then each worker's
+                for worker, pid in enumerate(worker_pids(self.stack, name, layout.workers)):
+                    self.pids[f"{name}/w{worker}"] = pid
+        for replica in range(layout.gateways):
+            name = "gateway" if replica == 0 else f"gateway-{replica}"
+            self.pids[name] = self.stack.processes[name].pid
+        self.pids["redis"] = self.stack.redis.process.pid
         # Seats for the direct path: the platform's token and one user per seat.
         most = max(settings.matches) * 2
         self.tokens = root / "tokens.json"
@@ -292,28 +350,30 @@ class Rodada:
                 "--target",
                 "service",
                 "--address",
-                self.stack.service("yatzy"),
+                ",".join(self.services),
             ]
             args += ["--tokens", str(self.tokens), *common]
-            pids = {k: v for k, v in self.pids.items() if k != "gateway"}
+            pids = {k: v for k, v in self.pids.items() if not k.startswith("gateway")}
         elif path == "platform":
             args = [
                 str(DRIVERS / "grpc_driver.js"),
                 "--target",
                 "platform",
                 "--address",
-                self.platform,
+                ",".join(self.platforms),
                 *common,
             ]
             pids = dict(self.pids)
         else:
-            args = [str(DRIVERS / "web_driver.js"), "--gateway", self.gateway_url, *common]
+            args = [str(DRIVERS / "web_driver.js"), "--gateway", ",".join(self.gateway_urls), *common]
             pids = dict(self.pids)
         result, spent = run_driver(args, s.warmup + s.seconds + 120, pids)
         moves = result["moves"]
         cpu = {name: per_move(seconds, moves) for name, seconds in spent.items() if name != "other"}
         cpu["driver"] = per_move(result["driver_cpu_s"], moves)
-        return Row(path, matches, seats, result, cpu, round(max(0.0, spent["other"]), 2), self.before)
+        other = round(max(0.0, spent["other"]), 2)
+        layout = "" if self.layout == Layout() else str(self.layout)
+        return Row(path, matches, seats, result, cpu, other, self.before, layout)
 
     def stop(self) -> None:
         self.stack.stop()
@@ -427,6 +487,55 @@ def throughput(settings: Settings, root: Path) -> tuple[list[Row], bench_memory.
             rodada.stop()
 
 
+def scale_out(settings: Settings, root: Path) -> list[Row]:
+    """The scale-out phase: the gRPC and web paths at the largest match
+    count, on each of :data:`SCALE_LAYOUTS` (a platform of its own each,
+    stopped before the next starts)."""
+    matches, players = max(settings.matches), settings.players[0]
+    rows: list[Row] = []
+    for n, layout in enumerate(SCALE_LAYOUTS):
+        platform = Rodada(root / f"scale{n}", settings, layout=layout)
+        try:
+            for path in ("grpc", "web"):
+                if path in settings.paths:
+                    print(
+                        f"bench: {PATH_NAMES[path]} on {layout}, {matches} matches of {players}, "
+                        f"{settings.warmup:g} s warm-up + {settings.seconds:g} s",
+                        flush=True,
+                    )
+                    rows.append(platform.row(path, matches, players))
+        finally:
+            platform.stop()
+    return rows
+
+
+def scale_table(scaled: list[Row], rows: list[Row]) -> str:
+    """The scale-out rows against the same path's row on one replica in the
+    same run (throughput, and server CPU per move: what the extra processes
+    cost), in Markdown."""
+    ones = {(row.path, row.matches, row.players): row for row in rows if not row.before}
+    lines = [
+        "| path | servers | matches | players | moves/s | × one | p50 ms | p99 ms | "
+        "CPU ms/move by process | server CPU ms/move | × one | other CPU s |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|",
+    ]
+    for path in dict.fromkeys(row.path for row in scaled):
+        of_path = [row for row in scaled if row.path == path]
+        one = ones.get((path, of_path[0].matches, of_path[0].players))
+        for each in [one, *of_path] if one is not None else of_path:
+            r = each.result
+            cpu = " · ".join(f"{name} {ms:.3f}" for name, ms in each.cpu.items())
+            other = f"{each.other_cpu_s:.1f}" + ("" if quiet(each) else " (not quiet)")
+            mps = ratio(r["moves_per_second"], one.result["moves_per_second"] if one else None)
+            server = ratio(server_cpu(each), server_cpu(one) if one else None)
+            lines.append(
+                f"| {PATH_NAMES[each.path]} | {each.layout or Layout()} | {each.matches} | {each.players} | "
+                f"{r['moves_per_second']:,.0f} | {mps} | {r['p50_ms']:.2f} | {r['p99_ms']:.1f} | {cpu} | "
+                f"{server_cpu(each):.3f} | {server} | {other} |"
+            )
+    return "\n".join(lines)
+
+
 def main() -> None:
     settings = Settings.from_env()
     report: dict[str, Any] = {"settings": settings.__dict__}
@@ -437,6 +546,12 @@ def main() -> None:
         report["throughput"] = [row.__dict__ for row in rows]
         print("\n" + table(rows))
         print(quiet_note(rows))
+        if settings.scale:
+            scaled = scale_out(settings, root)
+            report["scale_out"] = [row.__dict__ for row in scaled]
+            print("\nscale-out, each against one replica and one gateway in this run:")
+            print(scale_table(scaled, rows))
+            print(quiet_note(scaled))
         if settings.floors:
             floors = bench_floors.measure(root / "floors", settings.seconds, settings.warmup)
             report["floors"] = floors

@@ -4,7 +4,7 @@
 // reference driver's strategy and move mix. Prints one JSON line (and the
 // window's edges, see common.js).
 //
-//   node grpc_driver.js --target service --address 127.0.0.1:50051 --tokens tokens.json
+//   node grpc_driver.js --target service --address 127.0.0.1:50051[,127.0.0.1:50052…] --tokens tokens.json
 //   node grpc_driver.js --target platform --address 127.0.0.1:50050
 //        [--matches 10] [--seconds 10] [--warmup 2] [--players 1|2] [--throws 3]
 //
@@ -30,7 +30,8 @@ const common = require('./common');
 const { Channel, DEADLINE_EXCEEDED, loadRoot } = require('./h2grpc');
 
 const TARGET = common.option('target', 'service');
-const ADDRESS = common.option('address', '127.0.0.1:50051');
+// Several replicas (comma-separated): the seats' channels are dealt over them in turn.
+const ADDRESSES = common.option('address', '127.0.0.1:50051').split(',');
 const MATCHES = Number(common.option('matches', 10));
 const SECONDS = Number(common.option('seconds', 10));
 const WARMUP = Number(common.option('warmup', 2));
@@ -39,7 +40,7 @@ const THROWS = Number(common.option('throws', 3));
 const TOKENS = common.option('tokens', '');
 if (!['service', 'platform'].includes(TARGET)) throw new Error(`unknown target ${TARGET}`);
 if (![1, 2].includes(PLAYERS)) throw new Error('--players is 1 or 2');
-common.loopbackOnly(ADDRESS);
+ADDRESSES.forEach(common.loopbackOnly);
 
 const root = loadRoot([
   'rodada/common/v1/match.proto',
@@ -90,7 +91,7 @@ if (tokens && tokens.users.length < MATCHES * PLAYERS) {
 async function seatsFor(index) {
   const seats = [];
   for (let seat = 0; seat < PLAYERS; seat++) {
-    const channel = new Channel(ADDRESS);
+    const channel = new Channel(ADDRESSES[(index * PLAYERS + seat) % ADDRESSES.length]);
     if (TARGET === 'service') {
       const user = tokens.users[index * PLAYERS + seat];
       seats.push({ channel, token: user.token, user_id: user.user_id });

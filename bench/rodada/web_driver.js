@@ -4,7 +4,7 @@
 // reference driver's strategy and move mix. Prints one JSON line (and the
 // window's edges, see common.js).
 //
-//   node web_driver.js --gateway http://127.0.0.1:8000
+//   node web_driver.js --gateway http://127.0.0.1:8000[,http://127.0.0.1:8001…]
 //        [--matches 10] [--seconds 10] [--warmup 2] [--players 1|2] [--throws 3]
 //
 // Each seat is a guest (POST /v1/auth/guest) with its own keep-alive HTTP
@@ -23,7 +23,11 @@ const http = require('node:http');
 const WebSocket = require('ws');
 const common = require('./common');
 
-const GATEWAY = common.option('gateway', 'http://127.0.0.1:8000').replace(/\/$/, '');
+// Several gateways (comma-separated): the seats are dealt over them in turn.
+const GATEWAYS = common
+  .option('gateway', 'http://127.0.0.1:8000')
+  .split(',')
+  .map((url) => url.replace(/\/$/, ''));
 const MATCHES = Number(common.option('matches', 10));
 const SECONDS = Number(common.option('seconds', 10));
 const PLAYERS = Number(common.option('players', 1));
@@ -31,9 +35,14 @@ const THROWS = Number(common.option('throws', 3));
 const WARMUP = Number(common.option('warmup', 2));
 const FEED_END_TIMEOUT_MS = 10_000;
 if (![1, 2].includes(PLAYERS)) throw new Error('--players is 1 or 2');
-common.loopbackOnly(GATEWAY);
-const WS_BASE = GATEWAY.replace(/^http/, 'ws');
-const { hostname: HOST, port: PORT } = new URL(GATEWAY);
+GATEWAYS.forEach(common.loopbackOnly);
+
+// The gateway of the n-th seat: its host and port, and its WebSocket base.
+function gatewayFor(n) {
+  const url = GATEWAYS[n % GATEWAYS.length];
+  const { hostname: host, port } = new URL(url);
+  return { host, port, ws: url.replace(/^http/, 'ws') };
+}
 
 const feedStats = { latencies: [], messages: 0, ended: 0, missing: 0 };
 
@@ -46,7 +55,8 @@ function call(seat, method, path, body) {
   const headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) };
   if (seat.token) headers.authorization = `Bearer ${seat.token}`;
   return new Promise((resolve, reject) => {
-    const request = http.request({ host: HOST, port: PORT, method, path, headers, agent: seat.agent }, (reply) => {
+    const { host, port } = seat.gateway;
+    const request = http.request({ host, port, method, path, headers, agent: seat.agent }, (reply) => {
       const chunks = [];
       reply.on('data', (chunk) => chunks.push(chunk));
       reply.on('end', () => {
@@ -75,7 +85,7 @@ function call(seat, method, path, body) {
 // own snapshot of a version arrives (`waiting`: version → sent time), and
 // resolves `ended` on the feed's end message.
 function openFeed(seat, tableId, waiting, counting) {
-  const ws = new WebSocket(`${WS_BASE}/v1/tables/${tableId}/events`);
+  const ws = new WebSocket(`${seat.gateway.ws}/v1/tables/${tableId}/events`);
   const feed = { ws, closed: false };
   feed.ended = new Promise((resolve) => {
     ws.on('open', () => ws.send(JSON.stringify({ token: seat.token, after_event_id: 0 })));
@@ -100,8 +110,9 @@ async function slot(index, deadline, stats, counting) {
   try {
     for (let seat = 0; seat < PLAYERS; seat++) {
       const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-      const session = await call({ agent }, 'POST', '/v1/auth/guest', { name: `bench${index}-${seat}` });
-      seats.push({ agent, token: session.access_token });
+      const gateway = gatewayFor(index * PLAYERS + seat);
+      const session = await call({ agent, gateway }, 'POST', '/v1/auth/guest', { name: `bench${index}-${seat}` });
+      seats.push({ agent, gateway, token: session.access_token });
     }
   } catch (error) {
     common.noteError(stats, error);

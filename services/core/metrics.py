@@ -30,8 +30,12 @@ MATCHES_STARTED = Counter("rodada_matches_started_total", "Matches created, by g
 MATCHES_FINISHED = Counter(
     "rodada_matches_finished_total", "Matches finished, by game and reason", ["game", "reason"]
 )
-ACTIVE_MATCHES = Gauge("rodada_active_matches", "Matches being played, by game", ["game"])
-WATCHERS = Gauge("rodada_watch_streams", "Open Watch streams, by game", ["game"])
+# With WORKERS>1 (services/kit/workers.py) each worker reads the same count
+# from Redis and holds its own streams: the pod reports the one and the sum.
+ACTIVE_MATCHES = Gauge(
+    "rodada_active_matches", "Matches being played, by game", ["game"], multiprocess_mode="livemax"
+)
+WATCHERS = Gauge("rodada_watch_streams", "Open Watch streams, by game", ["game"], multiprocess_mode="livesum")
 REDIS_SECONDS = Histogram(
     "rodada_redis_seconds", "Redis round-trip latency by operation", ["op"], buckets=_LATENCY_BUCKETS
 )

@@ -62,14 +62,20 @@ async def reload_keys(
 
 
 async def start_grpc(
-    address: str, guard: CallGuard, register: Callable[[grpc.aio.Server], Collection[str]]
+    address: str,
+    guard: CallGuard,
+    register: Callable[[grpc.aio.Server], Collection[str]],
+    share_port: bool = False,
 ) -> tuple[grpc.aio.Server, health.aio.HealthServicer]:
     """A started server: ``register`` adds the servicers and returns their
-    full service names, which health reports SERVING and reflection lists."""
+    full service names, which health reports SERVING and reflection lists.
+    ``share_port``: one of a pod's workers (services/core/workers.py), which
+    bind the same port with SO_REUSEPORT."""
     # Tracing's interceptor (none when it is off) around the guarded
     # handlers: the guard's work and its refusals happen inside the call's
     # span. The guard wraps each handler once, as it is registered.
-    server = grpc.aio.server(interceptors=tracing.server_interceptors(), options=SERVER_OPTIONS)
+    options = [(k, 1 if k == "grpc.so_reuseport" and share_port else v) for k, v in SERVER_OPTIONS]
+    server = grpc.aio.server(interceptors=tracing.server_interceptors(), options=options)
     names = register(guard.serving(server))
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -87,10 +93,11 @@ async def serve_grpc(
     register: Callable[[grpc.aio.Server], Collection[str]],
     drain_seconds: float,
     on_drain: Callable[[], Awaitable[None]],
+    share_port: bool = False,
 ) -> None:
     """Run a server (:func:`start_grpc`) until SIGTERM/SIGINT, then drain;
     ``on_drain`` runs when new calls stop (close the feeds)."""
-    server, health_servicer = await start_grpc(address, guard, register)
+    server, health_servicer = await start_grpc(address, guard, register, share_port)
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -50,6 +50,10 @@ class ServiceSettings(CommonSettings):
     metrics_port: int | None = None
     match_ttl_seconds: int = 7 * 24 * 3600  # a match's keys expire this long after its last write
     action_limit: str = "60/10"  # actions per user: <count>/<seconds>, 0 = off
+    # Processes sharing the gRPC port (SO_REUSEPORT) and the metrics port
+    # (services/core/workers.py): as many as the cores the pod may use.
+    workers: int = 1
+    rodada_worker: int | None = None  # set by the supervisor on each of its workers, not by operators
 
     @property
     def actions(self) -> Limit:

@@ -13,7 +13,7 @@ import grpc
 from prometheus_client import start_http_server
 from rodada.common.v1 import match_pb2, match_pb2_grpc
 
-from services.core import keys, logs, metrics, tracing
+from services.core import keys, logs, metrics, tracing, workers
 from services.core.bans import Bans
 from services.core.feeds import FeedHub
 from services.core.guard import CallGuard
@@ -68,7 +68,9 @@ async def serve(game: Game, settings: ServiceSettings) -> None:
         match_pb2_grpc.add_MatchServiceServicer_to_server(servicer, server)
         return [MATCH_SERVICE]
 
-    start_http_server(settings.metrics_port or metrics_port)
+    worker = settings.rodada_worker is not None
+    if not worker:  # a worker's metrics are served by its supervisor
+        start_http_server(settings.metrics_port or metrics_port)
     tasks = [
         asyncio.create_task(_refresh_active_gauge(store, game.name)),
         asyncio.create_task(reload_keys(verifier, settings)),
@@ -78,7 +80,9 @@ async def serve(game: Game, settings: ServiceSettings) -> None:
         await asyncio.to_thread(game.prepare)
     log.info("%s serving gRPC on %s", game.name, address)
     try:
-        await serve_grpc(address, match_guard(game, verifier), register, settings.drain_seconds, hub.close)
+        await serve_grpc(
+            address, match_guard(game, verifier), register, settings.drain_seconds, hub.close, worker
+        )
     finally:
         for task in tasks:
             task.cancel()
@@ -90,6 +94,9 @@ def run(game: Game) -> None:
     """Entry point of ``python -m services.<game>.service``."""
     logs.configure(game.name)
     settings = ServiceSettings()
+    if settings.workers > 1 and settings.rodada_worker is None:
+        log.info("%s: %d workers on one port", game.name, settings.workers)
+        raise SystemExit(workers.supervise(settings.workers, settings.metrics_port or game.ports[1]))
     tracing.configure(game.name, settings)
     with contextlib.suppress(ImportError):
         import uvloop

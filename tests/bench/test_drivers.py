@@ -153,3 +153,38 @@ def test_the_exactly_once_check_catches_doubles_and_strays() -> None:
     assert bench_matchmaking.exactly_once(same_seat)
     unmatched = [good[0], {**good[1], "matched": None}]
     assert bench_matchmaking.exactly_once(unmatched)
+
+
+def test_the_scale_out_phase_deals_seats_over_replicas_and_gateways(
+    rodada: bench.Rodada, tmp_path: Path
+) -> None:
+    settings = bench.Settings(seconds=SECONDS, warmup=WARMUP, matches=(MATCHES,), players=(1,))
+    one = [rodada.row("grpc", MATCHES, 1), rodada.row("web", MATCHES, 1)]
+    layout = bench.Layout(replicas=2, gateways=2)
+    platform = bench.Rodada(tmp_path, settings, layout=layout)
+    try:
+        grpc, web = platform.row("grpc", MATCHES, 1), platform.row("web", MATCHES, 1)
+    finally:
+        platform.stop()
+    check_row(grpc, "grpc", 1, {"yatzy", "yatzy-1", "redis"})
+    check_row(web, "web", 1, {"yatzy", "yatzy-1", "gateway", "gateway-1", "redis"})
+    # Two slots of one seat each, dealt one to each replica and gateway.
+    assert grpc.cpu["yatzy"] > 0 and grpc.cpu["yatzy-1"] > 0, grpc.cpu
+    assert web.cpu["gateway"] > 0 and web.cpu["gateway-1"] > 0, web.cpu
+    text = bench.scale_table([grpc, web], one)
+    lines = text.splitlines()
+    assert len(lines) == 6 and "| 1 replica, 1 gateway |" in lines[2] and "| 1.00× |" in lines[2]
+    expected = grpc.result["moves_per_second"] / one[0].result["moves_per_second"]
+    assert "| 2 replicas, 2 gateways |" in lines[3] and f"| {expected:.2f}× |" in lines[3]
+    assert f"| {bench.server_cpu(grpc) / bench.server_cpu(one[0]):.2f}× |" in lines[3]
+
+
+def test_a_replica_of_two_workers_is_measured_process_by_process(tmp_path: Path) -> None:
+    settings = bench.Settings(seconds=SECONDS, warmup=WARMUP, matches=(MATCHES,), players=(1,))
+    platform = bench.Rodada(tmp_path, settings, layout=bench.Layout(workers=2))
+    try:
+        row = platform.row("grpc", MATCHES, 1)
+    finally:
+        platform.stop()
+    check_row(row, "grpc", 1, {"yatzy", "yatzy/w0", "yatzy/w1", "redis"})
+    assert row.layout == "1 replica of 2 workers, 1 gateway"

@@ -251,6 +251,10 @@ def test_workload(overlay: str, workload: str) -> None:
         assert ports == component_ports()
         assert pod_labels["app.kubernetes.io/component"] == "game"
         env = {e["name"]: e["value"] for e in container["env"]}
+        # One process per whole core of the CPU limit (WORKERS, at least one).
+        cpu = str(container["resources"]["limits"]["cpu"])
+        cores = float(cpu[:-1]) / 1000 if cpu.endswith("m") else float(cpu)
+        assert env.pop("WORKERS") == str(max(1, int(cores)))
         assert env == {"GRPC_PORT": str(ports["grpc"]), "METRICS_PORT": str(ports["metrics"])}
         assert set(env) <= env_names(ServiceSettings)
         assert not {"GRPC_PORT", "METRICS_PORT", "GRPC_HOST"} & set(settings), "not for the gateway"
