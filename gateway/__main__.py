@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import signal
 
 import uvicorn
-from fastapi import FastAPI
 from prometheus_client import start_http_server
 
 from gateway.app import FastPath, create_app
@@ -30,9 +28,6 @@ async def serve(settings: GatewaySettings) -> None:
         # Its own port, as the game services: the API port is public behind
         # the ingress, the metrics are for Prometheus only.
         start_http_server(settings.metrics_port, settings.gateway_host)
-    if os.environ.get("GATEWAY_SERVER") == "granian":
-        await serve_granian(settings, app)
-        return
     config = uvicorn.Config(
         FeedSockets(FastPath(app, settings)),
         host=settings.gateway_host,
@@ -69,42 +64,6 @@ async def serve(settings: GatewaySettings) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stopping.set)
     await serving
-    drainer.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await drainer
-
-
-async def serve_granian(settings: GatewaySettings, app: FastAPI) -> None:
-    """Experimental (issue 22): the same app on granian's embedded server."""
-    from granian.constants import Interfaces
-    from granian.log import LogLevels
-    from granian.server.embed import Server as Granian
-
-    server = Granian(
-        FeedSockets(FastPath(app, settings)),
-        address=settings.gateway_host,
-        port=settings.gateway_port,
-        interface=Interfaces.ASGI,
-        websockets=True,
-        backlog=2048,
-        log_level=LogLevels.warning,
-    )
-    loop = asyncio.get_running_loop()
-    stopping = asyncio.Event()
-
-    async def drain() -> None:
-        await stopping.wait()
-        platform = app.state.platform
-        platform.draining = True
-        await app.state.grpc_health.enter_graceful_shutdown()
-        await asyncio.sleep(settings.drain_seconds / 2)
-        await platform.drain()
-        server.stop()
-
-    drainer = asyncio.create_task(drain())
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stopping.set)
-    await server.serve()
     drainer.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await drainer
