@@ -19,7 +19,7 @@ from prometheus_client import start_http_server
 from gateway.app import FastPath, create_app
 from gateway.settings import GatewaySettings
 from gateway.sockets import FeedSockets
-from services.kit import logs, tracing
+from services.core import logs, tracing
 
 
 async def serve(settings: GatewaySettings) -> None:

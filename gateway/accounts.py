@@ -18,10 +18,10 @@ import grpc
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
-from services.kit import keys
-from services.kit.errors import Refused, invalid, not_found, unauthenticated
-from services.kit.store import RedisClient
-from services.kit.tokens import Identity
+from services.core import keys
+from services.core.errors import Refused, invalid, not_found, unauthenticated
+from services.core.store import RedisClient
+from services.core.tokens import Identity
 
 USERNAME = re.compile(r"^[A-Za-z0-9_.-]{3,24}$")
 GUEST_PREFIX = "g_"  # a guest's user id starts with it; an account's with "u_"

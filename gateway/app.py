@@ -5,7 +5,7 @@ serve both, HTTP through the transcoder of the protos' HTTP bindings.
 Auth: ``Authorization: Bearer <access token>`` from /v1/auth/*. The same token
 is forwarded to the game services, which derive the caller's seat from it.
 Every refusal is ``{"error": {"code", "message"}}`` with the HTTP status that
-services/kit/errors.py derives from the refusal's gRPC code. The routes
+services/core/errors.py derives from the refusal's gRPC code. The routes
 written by hand (gateway/routes/) are what is not an RPC: probes, the
 documents, the site; the feeds are gateway/sockets.py, in front.
 """
@@ -33,8 +33,8 @@ from gateway.api import http as http_face
 from gateway.platform import Platform
 from gateway.routes import docs, ops, site
 from gateway.settings import GatewaySettings, MatchmakingSettings
-from services.kit import guard, logs, tracing
-from services.kit.errors import Refused
+from services.core import guard, logs, tracing
+from services.core.errors import Refused
 
 log = logging.getLogger("rodada.gateway")
 

@@ -23,9 +23,9 @@ import time
 from gateway import metrics
 from gateway.games import GameClient, Games
 from gateway.matches import MatchClient
-from services.kit import keys
-from services.kit.errors import Refused
-from services.kit.store import RedisClient
+from services.core import keys
+from services.core.errors import Refused
+from services.core.store import RedisClient
 
 BATCH = 100
 

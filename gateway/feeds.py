@@ -1,6 +1,6 @@
 """A table's feed, for a caller, over either face (WebSocket or gRPC): the
 table's history from the caller's last event id, the state to draw from,
-then everything new, until the match's end (``services/kit/feeds.py`` does
+then everything new, until the match's end (``services/core/feeds.py`` does
 the fan-out). Around it, the feeds every replica holds open:
 
 - a cap per user (``MAX_FEEDS_PER_USER``): one user cannot use up a
@@ -35,12 +35,11 @@ from rodada.common.v1 import match_pb2
 from gateway import metrics
 from gateway.games import Games
 from gateway.matches import Caller, MatchClient
-from gateway.social import keys as social_keys
 from gateway.tables import PLAYING, Tables
-from services.kit import keys
-from services.kit.errors import Refused, invalid
-from services.kit.feeds import FeedHub, Item, Viewer
-from services.kit.store import MatchStore, RedisClient
+from services.core import keys
+from services.core.errors import Refused, invalid
+from services.core.feeds import FeedHub, Item, Viewer
+from services.core.store import RecordStore, RedisClient
 
 log = logging.getLogger("rodada.gateway.feeds")
 
@@ -119,8 +118,8 @@ class Connections:
                 keys.feeds(user_id),
                 keys.feeds_at(user_id, table_id),
                 keys.feeds_gone(user_id, table_id),
-                social_keys.blocked(user_id),
-                social_keys.at_table(user_id),
+                keys.blocked(user_id),
+                keys.at_table(user_id),
             ],
             args=[
                 connection,
@@ -182,7 +181,7 @@ class Connections:
                 if held.seated:
                     pipe.zadd(keys.feeds_at(held.user_id, held.table_id), {connection: expires}, xx=True)
                     pipe.pexpireat(keys.feeds_at(held.user_id, held.table_id), int(expires * 1000))
-                    pipe.set(social_keys.at_table(held.user_id), held.table_id, ex=int(EXPIRY_SECONDS))
+                    pipe.set(keys.at_table(held.user_id), held.table_id, ex=int(EXPIRY_SECONDS))
             with contextlib.suppress(Exception):  # a Redis hiccup: the next cycle refreshes
                 await pipe.execute()
 
@@ -191,7 +190,7 @@ class Feeds:
     def __init__(
         self,
         hub: FeedHub,
-        store: MatchStore,
+        store: RecordStore,
         tables: Tables,
         games: Games,
         matches: MatchClient,
@@ -282,7 +281,7 @@ class Feeds:
     async def _notify(self, table_id: str, table: dict[str, Any], user: str, kind: str) -> None:
         seat = next(i for i, p in enumerate(table["players"]) if p and p.get("user_id") == user)
         event = match_pb2.MatchEvent(
-            version=await self.store.version(table_id),  # notices carry the version they happened at
+            version=await self.store.match_version(table_id),  # notices carry the version they happened at
             at=time.time(),
             notice=match_pb2.Notice(kind=match_pb2.NoticeKind.Value(f"NOTICE_KIND_{kind}"), seat=seat),
         )

@@ -24,8 +24,8 @@ from google.protobuf import any_pb2, descriptor_pb2, descriptor_pool, json_forma
 from google.protobuf.message import DecodeError, Message
 from rodada.common.v1 import match_pb2, match_pb2_grpc
 
-from services.kit import strict, tracing
-from services.kit.errors import Refused, invalid, not_found, unavailable
+from services.core import strict, tracing
+from services.core.errors import Refused, invalid, not_found, unavailable
 
 if TYPE_CHECKING:
     from rodada.common.v1.match_pb2_grpc import MatchServiceAsyncStub
@@ -77,7 +77,7 @@ class GameClient:
 
     def parse(self, name: str, data: Any, reason: str | None = None) -> Message:
         """JSON from an HTTP client → the game's ``name`` message, parsed
-        strictly (services/kit/strict.py); refused with ``reason`` (by default
+        strictly (services/core/strict.py); refused with ``reason`` (by default
         the game services' own for that message, REFUSALS)."""
         message = self.message(name)()
         if isinstance(data, dict) and "@type" in data:
@@ -107,7 +107,7 @@ class GameClient:
 
     def unpack(self, name: str, packed: any_pb2.Any, reason: str | None = None) -> Message:
         """A client's packed message, checked to be the game's ``name``, to
-        decode, and to hold nothing unknown (services/kit/strict.py)."""
+        decode, and to hold nothing unknown (services/core/strict.py)."""
         message = self.message(name)()
         if not packed.ByteSize():
             return message

@@ -14,9 +14,9 @@ from google.protobuf import any_pb2
 from rodada.common.v1 import match_pb2
 
 from gateway.games import GameClient
-from services.kit import logs
-from services.kit.errors import Refused
-from services.kit.tokens import Identity
+from services.core import logs
+from services.core.errors import Refused
+from services.core.tokens import Identity
 
 T = TypeVar("T")
 Metadata = tuple[tuple[str, str], ...]

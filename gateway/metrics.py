@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Gauge, Histogram
 
-from services.kit.metrics import BUILD_INFO  # noqa: F401  (every process exports rodada_build_info)
+from services.core.metrics import BUILD_INFO  # noqa: F401  (every process exports rodada_build_info)
 
 HTTP_REQUESTS = Counter(
     "rodada_http_requests_total", "HTTP requests, by method, route and status", ["method", "route", "status"]

@@ -48,7 +48,7 @@ _RETRY_AFTER = {
         "schema": {"type": "integer", "minimum": 1},
     }
 }
-# What every operation may answer besides its success (services/kit/errors.py
+# What every operation may answer besides its success (services/core/errors.py
 # derives the status from the refusal's gRPC code).
 ERRORS = {
     "401": "Bad or missing token, bad password (`unauthenticated`, `bad_credentials`, `refresh_token_used`).",

@@ -4,7 +4,7 @@ refused with ``invalid_page``, on both faces alike."""
 
 from __future__ import annotations
 
-from services.kit.errors import invalid
+from services.core.errors import invalid
 
 
 def page(offset: int, limit: int, *, default: int, maximum: int) -> tuple[int, int]:

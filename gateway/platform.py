@@ -27,9 +27,10 @@ from gateway.settings import GatewaySettings, MatchmakingSettings
 from gateway.social.social import Social
 from gateway.standings import Standings
 from gateway.tables import Tables
-from services.kit.feeds import FeedHub
-from services.kit.store import MatchStore, connect, publish_command
-from services.kit.tasks import every
+from services.core import keys
+from services.core.feeds import FeedHub
+from services.core.store import RecordStore, connect, publish_command
+from services.core.tasks import every
 
 # How long the gateway waits at start for the games to describe themselves
 # before it serves anyway (games still unknown answer 503 until they do).
@@ -46,7 +47,7 @@ class Platform:
         self.games = Games(settings.game_addresses)
         self.sessions = Sessions(self.redis, settings)
         self.matches = MatchClient(self.sessions.platform_token, settings.rpc_timeout_seconds)
-        self.store = MatchStore(self.raw, settings.table_ttl_seconds)
+        self.store = RecordStore(self.raw, keys.table, settings.table_ttl_seconds)
         self.hub = FeedHub(self.raw, self.store)
         self.tables = Tables(
             self.store,

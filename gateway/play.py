@@ -6,13 +6,13 @@ from __future__ import annotations
 from google.protobuf import any_pb2
 from rodada.common.v1 import match_pb2
 
-from gateway.competitions import keys as ckeys
 from gateway.competitions.tournaments import ACTED_TTL_SECONDS, TABLE_PREFIX
 from gateway.feeds import Connections
 from gateway.games import GameClient, Games
 from gateway.matches import Caller, MatchClient
 from gateway.tables import PLAYING, Record, Tables
-from services.kit.errors import conflict, not_found
+from services.core import keys
+from services.core.errors import conflict, not_found
 
 PLAYING_CACHE_SIZE = 100_000
 
@@ -51,7 +51,7 @@ class Play:
         never acted forfeits at the round's deadline."""
         snapshot = await self.matches.act(await self.game_of(table_id), table_id, caller, version, action)
         if table_id.startswith(TABLE_PREFIX):
-            key = ckeys.board_acted(table_id)
+            key = keys.board_acted(table_id)
             async with self.tables.redis.pipeline(transaction=False) as pipe:
                 pipe.sadd(key, caller.user_id)
                 pipe.expire(key, ACTED_TTL_SECONDS)

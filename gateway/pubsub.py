@@ -19,8 +19,8 @@ from collections.abc import Awaitable, Callable
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 
-from services.kit.store import RedisClient
-from services.kit.tasks import cancel_requested
+from services.core.store import RedisClient
+from services.core.tasks import cancel_requested
 
 log = logging.getLogger("rodada.gateway.pubsub")
 

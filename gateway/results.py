@@ -33,9 +33,9 @@ from rodada.platform.v1 import platform_pb2
 from gateway import metrics
 from gateway.games import Games
 from gateway.ratings import Rating, update_placings, update_teams
-from services.kit import keys
-from services.kit.store import RedisClient
-from services.kit.tasks import cancel_requested
+from services.core import keys
+from services.core.store import RedisClient
+from services.core.tasks import cancel_requested
 
 log = logging.getLogger("rodada.gateway.results")
 GROUP = "ratings"
@@ -142,7 +142,7 @@ class Results:
             return
         seats = result["seats"]
         humans = [i for i, seat in enumerate(seats) if not seat["cpu"]]
-        table = await self.redis.hget(keys.match(match_id), "table")
+        table = await self.redis.hget(keys.table(match_id), "doc")
         # A rating moves only between people: a table with a CPU seat is
         # never rated, whatever its record says (bot fill never marks one
         # ranked; this keeps it so if some path ever did).

@@ -17,12 +17,12 @@ from gateway import metrics
 from gateway.accounts import Accounts, is_guest
 from gateway.matches import Caller
 from gateway.settings import GatewaySettings
-from services.kit import keys
-from services.kit.errors import Refused, permission_denied, unauthenticated
-from services.kit.limits import Limit, RateLimited, RateLimiter
-from services.kit.server import public_keys, reload_keys
-from services.kit.store import RedisClient
-from services.kit.tokens import (
+from services.core import keys
+from services.core.errors import Refused, permission_denied, unauthenticated
+from services.core.limits import Limit, RateLimited, RateLimiter
+from services.core.server import public_keys, reload_keys
+from services.core.store import RedisClient
+from services.core.tokens import (
     Identity,
     TokenError,
     TokenSigner,

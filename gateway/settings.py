@@ -8,8 +8,8 @@ from typing import Annotated
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from services.kit.limits import Limit
-from services.kit.settings import CommonSettings
+from services.core.limits import Limit
+from services.core.settings import CommonSettings
 
 
 class GatewaySettings(CommonSettings):
@@ -50,7 +50,7 @@ class GatewaySettings(CommonSettings):
     # Friends and chat (gateway/social/).
     chat_limit: str = "10/10"  # chat messages per user (private and table together), in any 10 s
     # Token buckets per user: <count>/<seconds> is a burst of count, then
-    # count per seconds (services/kit/limits.py); 0 = no limit.
+    # count per seconds (services/core/limits.py); 0 = no limit.
     friend_request_limit: str = "10/600"  # friend requests sent
     table_invite_limit: str = "20/600"  # friends invited to tables
     report_limit: str = "10/600"  # chat messages reported

@@ -50,9 +50,9 @@ from gateway.matches import Caller
 from gateway.matchmaking.queues import ticket_update
 from gateway.platform import Platform
 from gateway.protojson import message_json
-from services.kit import guard, tracing
-from services.kit.errors import Refused, invalid, permission_denied, unauthenticated, unavailable
-from services.kit.feeds import Item
+from services.core import guard, tracing
+from services.core.errors import Refused, invalid, permission_denied, unauthenticated, unavailable
+from services.core.feeds import Item
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context

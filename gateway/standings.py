@@ -12,9 +12,9 @@ from rodada.platform.v1 import platform_pb2
 from gateway import paging
 from gateway.games import Games
 from gateway.results import rating_message
-from services.kit import keys
-from services.kit.errors import not_found
-from services.kit.store import RedisClient
+from services.core import keys
+from services.core.errors import not_found
+from services.core.store import RedisClient
 
 DEFAULT_PAGE = 20
 MAX_PAGE = 100

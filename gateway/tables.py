@@ -10,11 +10,12 @@ existe mesa privada") have no invites: their tables are listed, anyone may
 sit in a free seat of their choice, and the table starts when it is full.
 Seats given to the computer at creation count as taken.
 
-A table lives in its match's hash (``keys.match(id)``: ``tv`` its version,
-``table`` its record) and every change is an event of the same history as
-the match's (a ``TableChange``), written with the match store's
-compare-and-set: so a table's feed runs from its creation to its match's end
-on one sequence of event ids, and two joins of the last seat cannot both win.
+A table is its own record (``keys.table(id)``; its match, same id, is the
+game service's) and every change is an event of the same history as the
+match's (a ``TableChange``), written with the store's compare-and-set
+(services/core/store.py): so a table's feed runs from its creation to its
+match's end on one sequence of event ids, and two joins of the last seat
+cannot both win.
 Invites (``invite:<code>``, with a TTL) and the open-table lists
 (``open-tables:<game>``) are separate keys.
 """
@@ -37,10 +38,10 @@ from rodada.platform.v1 import platform_pb2
 from gateway.accounts import is_guest
 from gateway.games import GameClient, Games
 from gateway.matches import MatchClient
-from services.kit import keys
-from services.kit.errors import Refused, conflict, invalid, not_found, permission_denied
-from services.kit.store import MatchStore, VersionConflict
-from services.kit.tokens import Identity
+from services.core import keys
+from services.core.errors import Refused, conflict, invalid, not_found, permission_denied
+from services.core.store import RecordStore, VersionConflict
+from services.core.tokens import Identity
 
 OPEN, PLAYING = "open", "playing"
 _UPDATE_ATTEMPTS = 16
@@ -91,7 +92,7 @@ def _free(table: Record, seats: Sequence[int]) -> list[int]:
 class Tables:
     def __init__(
         self,
-        store: MatchStore,
+        store: RecordStore,
         games: Games,
         matches: MatchClient,
         invite_ttl: int,
@@ -110,7 +111,7 @@ class Tables:
 
     async def load(self, table_id: str) -> tuple[Record, int]:
         """The table and its history's last event id."""
-        stored = await self.store.load(table_id, "tv", "table") if _plausible(table_id) else None
+        stored = await self.store.load(table_id) if _plausible(table_id) else None
         if stored is None:
             raise not_found("table_not_found", f"no table {table_id!r}")
         return stored.doc, stored.last_event_id
@@ -186,7 +187,7 @@ class Tables:
                 if len(tables) == page_size:
                     break
                 last = (score, table_id)
-                stored = await self.store.load(table_id, "tv", "table")
+                stored = await self.store.load(table_id)
                 if stored is None or not any(p and p.get("user_id") for p in stored.doc["players"]):
                     dropped.append(table_id)
                 elif stored.doc["status"] == OPEN and None in stored.doc["players"]:
@@ -198,17 +199,11 @@ class Tables:
 
     # -- writing -----------------------------------------------------------------
 
-    async def _commit(self, table: Record, version: int, changes: Sequence[Change]) -> None:
+    async def _commit(self, table: Record, version: int, token: str, changes: Sequence[Change]) -> None:
         events = [self._event(table, change) for change in changes]
         live = match_pb2.LiveUpdate(events=events).SerializeToString()
         await self.store.commit(
-            table["id"],
-            version,
-            table,
-            [e.SerializeToString() for e in events],
-            live,
-            version_field="tv",
-            doc_field="table",
+            table["id"], version, table, [e.SerializeToString() for e in events], live, expected_token=token
         )
 
     def _event(self, table: Record, change: Change) -> match_pb2.MatchEvent:
@@ -229,7 +224,7 @@ class Tables:
         """Apply ``change`` (which may raise Refused, or return no change)
         with compare-and-set, recording what changed."""
         for _ in range(_UPDATE_ATTEMPTS):
-            stored = await self.store.load(table_id, "tv", "table") if _plausible(table_id) else None
+            stored = await self.store.load(table_id) if _plausible(table_id) else None
             if stored is None:
                 raise not_found("table_not_found", f"no table {table_id!r}")
             table = stored.doc
@@ -237,7 +232,7 @@ class Tables:
             if not changes:
                 return table
             try:
-                await self._commit(table, stored.version, changes)
+                await self._commit(table, stored.version, stored.token, changes)
             except VersionConflict:
                 continue
             return table
@@ -265,7 +260,7 @@ class Tables:
             table["invites"].append(invite)
             changes.append(Change("INVITE_CREATED", invite=invite))
             await self._store_invite(table["id"], invite)
-        await self._commit(table, 0, changes)
+        await self._commit(table, 0, "", changes)
         if table["open"]:
             await self.redis.zadd(keys.open_tables(game.name), {table["id"]: table["created_at"]})
         return table
@@ -282,7 +277,7 @@ class Tables:
         listed = cast(list[bytes | str], await self.redis.zrange(key, 0, -1))
         for raw_id in listed:
             table_id = raw_id.decode() if isinstance(raw_id, bytes) else raw_id
-            stored = await self.store.load(table_id, "tv", "table")
+            stored = await self.store.load(table_id)
             if stored is None or stored.doc["status"] != OPEN or _seated(stored.doc, host.user_id) is None:
                 await self.redis.zrem(key, table_id)
         pipe = self.redis.pipeline(transaction=True)  # one key
@@ -315,7 +310,7 @@ class Tables:
             game.check_ranked(options)
         table = _record(table_id, game, mode, options, list(players), None, False) | {"ranked": ranked}
         try:
-            await self._commit(table, 0, [Change("OPENED")])
+            await self._commit(table, 0, "", [Change("OPENED")])
         except VersionConflict:
             return await self.get(table_id)
         return table

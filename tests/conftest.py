@@ -8,7 +8,8 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from services.kit.store import MatchStore, connect, publish_command
+from services.core import keys
+from services.core.store import RecordStore, connect, publish_command
 from tools.redis_server import RedisServer
 from tools.stack import Stack
 
@@ -34,10 +35,10 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
 
 
 @pytest.fixture(scope="module")
-async def store(redis_server: RedisServer) -> AsyncIterator[MatchStore]:
+async def store(redis_server: RedisServer) -> AsyncIterator[RecordStore]:
     """The match store on the module's Redis, publishing as the services do."""
     redis = connect(redis_server.url, timeout=2.0)
     try:
-        yield MatchStore(redis, STORE_TTL_SECONDS, await publish_command(redis, cluster=False))
+        yield RecordStore(redis, keys.match, STORE_TTL_SECONDS, await publish_command(redis, cluster=False))
     finally:
         await redis.aclose()

@@ -15,13 +15,13 @@ from google.protobuf import any_pb2
 from google.protobuf.message import Message
 from rodada.common.v1 import match_pb2, match_pb2_grpc
 
-from services.kit.feeds import FeedHub
+from services.core.feeds import FeedHub
+from services.core.limits import Limit
+from services.core.store import RecordStore
+from services.core.tokens import Identity, TokenSigner, TokenVerifier
 from services.kit.game import Game
-from services.kit.limits import Limit
 from services.kit.matches import MatchServicer
 from services.kit.server import match_guard
-from services.kit.store import MatchStore
-from services.kit.tokens import Identity, TokenSigner, TokenVerifier
 
 NO_LIMIT = Limit("actions", 0, 1)
 
@@ -49,7 +49,7 @@ class GameServer:
     serve on the same port (a restarted service)."""
 
     def __init__(
-        self, game: Game, store: MatchStore, keys: Keys, clock: Callable[[], float] = time.time
+        self, game: Game, store: RecordStore, keys: Keys, clock: Callable[[], float] = time.time
     ) -> None:
         self.game = game
         self.store = store

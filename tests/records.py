@@ -20,13 +20,13 @@ from typing import Any
 from rodada.common.v1 import match_pb2
 
 from gateway.sockets import render
+from services.core.store import StoredMatch
 from services.kit import play
 from services.kit.engine import Context
 from services.kit.game import CLAIMABLE, CPU_PLAYS, NOBODY, OPPONENTS, Game
 from services.kit.matches import encode, snapshot
 from services.kit.play import Happening
 from services.kit.rng import MatchRng, cpu_seed, seed_digest
-from services.kit.store import StoredMatch
 
 SPECTATOR = -1
 START = 1_000.0

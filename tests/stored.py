@@ -1,4 +1,4 @@
-"""What Redis holds for a match (or its table), read raw: tests compare it
+"""What Redis holds for a table and its match, read raw: tests compare it
 byte for byte to prove a refused request changed nothing."""
 
 from __future__ import annotations
@@ -7,14 +7,17 @@ from typing import Any
 
 from rodada.common.v1 import match_pb2
 
-from services.kit import keys
-from services.kit.store import RedisClient
+from services.core import keys
+from services.core.store import RedisClient
 
 
-async def stored(redis: RedisClient, match_id: str) -> tuple[dict[bytes, bytes], list[Any]]:
-    """The match's hash and its whole history, as stored."""
+async def stored(redis: RedisClient, match_id: str) -> tuple[Any, ...]:
+    """The table's and the match's records and their whole history (head
+    and events), as stored."""
     return (
+        await redis.hgetall(keys.table(match_id)),
         await redis.hgetall(keys.match(match_id)),
+        await redis.hgetall(keys.history(match_id)),
         await redis.xrange(keys.events(match_id)),
     )
 

@@ -13,9 +13,9 @@ import argparse
 import asyncio
 
 from gateway.accounts import Accounts
-from services.kit.errors import Refused
-from services.kit.settings import CommonSettings
-from services.kit.store import connect
+from services.core.errors import Refused
+from services.core.settings import CommonSettings
+from services.core.store import connect
 
 
 async def main(action: str, username: str) -> int:

@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from services.kit.tokens import Identity
+from services.core.tokens import Identity
 from tools import bench_engine, bench_floors, bench_matchmaking, bench_memory
 from tools.stack import Stack
 

@@ -26,7 +26,7 @@ import httpx
 import redis
 import websockets
 
-from services.kit.tokens import Identity
+from services.core.tokens import Identity
 from tools.stack import Stack
 
 FEEDS = int(os.environ.get("BENCH_FEEDS", "10000"))

@@ -40,7 +40,7 @@ PLATFORM_FLOOR_OF = {**FLOOR_OF, "gateway": "grpc"}
 async def serve_grpc(port: int) -> None:
     import grpc
 
-    from services.kit.server import SERVER_OPTIONS
+    from services.core.server import SERVER_OPTIONS
 
     async def echo(request: bytes, context: Any) -> bytes:
         return request

@@ -21,7 +21,7 @@ from typing import Any
 
 import httpx
 
-from services.kit.tokens import Identity
+from services.core.tokens import Identity
 from tools.bench_feeds import raise_open_files
 from tools.stack import Stack
 

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import redis
 
-from services.kit import keys
+from services.core import keys
 from tools.stack import Stack
 
 MATCHES = 20
@@ -69,7 +69,10 @@ def measure(stack: Stack, matches: int = MATCHES, moves: int = MOVES) -> Memory:
             ids.append(table["id"])
     client = redis.Redis.from_url(stack.redis_url)
     try:
-        hashes = [client.memory_usage(keys.match(i), samples=0) or 0 for i in ids]
+        hashes = [  # the table's and the match's records and their history's head
+            sum(client.memory_usage(key(i), samples=0) or 0 for key in (keys.table, keys.match, keys.history))
+            for i in ids
+        ]
         streams = [client.memory_usage(keys.events(i), samples=0) or 0 for i in ids]
         lengths = [client.xlen(keys.events(i)) for i in ids]
         shared = [
@@ -92,7 +95,7 @@ def describe(memory: Memory) -> str:
     per_match = memory.hash_bytes + memory.shared_bytes
     return (
         f"Redis memory ({memory.matches} active solo Yatzy matches after {memory.moves} moves, MEMORY USAGE, "
-        f"medians): match hash {memory.hash_bytes:,.0f} B + clock/active members "
+        f"medians): table, match and history hashes {memory.hash_bytes:,.0f} B + clock/active members "
         f"~{memory.shared_bytes:.0f} B "
         f"= {per_match:,.0f} B per active match (goal ≤ 2,048); events stream {memory.events_bytes:,.0f} B "
         f"for {memory.events:.0f} events = {memory.per_event:.0f} B per event"

@@ -7,8 +7,8 @@ one. Tokens of the old key stay valid until they expire; the next rotation
 drops the old key.
 """
 
-from services.kit.settings import CommonSettings
-from services.kit.tokens import rotate_signing_key
+from services.core.settings import CommonSettings
+from services.core.tokens import rotate_signing_key
 
 if __name__ == "__main__":
     print(f"signing key is now {rotate_signing_key(CommonSettings().rodada_keys_dir)}")

@@ -18,8 +18,8 @@ import sys
 import time
 from pathlib import Path
 
+from services.core.tokens import load_or_create_signing_key
 from services.kit.game import discover, packages_from, service_modules
-from services.kit.tokens import load_or_create_signing_key
 from tools.redis_server import RedisServer, wait_for_port
 from tools.stack import games_setting
 

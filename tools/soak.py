@@ -33,7 +33,8 @@ import orjson
 import redis
 from rodada.common.v1 import match_pb2
 
-from services.kit import keys, play
+from services.core import keys
+from services.kit import play
 from services.kit.engine import Context
 from services.kit.play import Table
 from services.kit.rng import MatchRng, cpu_seed
@@ -106,7 +107,7 @@ def audit(store: redis.Redis, match: Race) -> list[str]:
     """What is wrong with one match, if anything."""
     problems = []
     raw = store.hgetall(keys.match(match.table_id))
-    version, last_event = int(raw[b"v"]), int(raw[b"e"])
+    version, last_event = int(raw[b"v"]), int(store.hget(keys.history(match.table_id), "e") or 0)
     doc = orjson.loads(raw[b"doc"])
     acked_versions = Counter(v for v, _ in match.acked)
     if twice := sorted(v for v, n in acked_versions.items() if n > 1):

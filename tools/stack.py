@@ -12,8 +12,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from services.core.tokens import Identity, TokenSigner, load_or_create_signing_key
 from services.kit.game import DEFAULT_PACKAGES, service_modules
-from services.kit.tokens import Identity, TokenSigner, load_or_create_signing_key
 from tools.redis_server import RedisServer, free_port, wait_for_port
 
 PLATFORM = Identity("platform:tests", "tests", "platform")

@@ -16,7 +16,7 @@ from google.protobuf import any_pb2, json_format
 from gateway.games import Games
 from gateway.matches import Caller
 from gateway.platform import Platform
-from services.kit import guard
+from services.core import guard
 
 
 class Context(Protocol):

@@ -2,7 +2,7 @@
 the kit's call guard (the game services' metrics, error model and treatment
 of requests that do not decode). Each service's methods are registered from
 its descriptor, with a request parser that also refuses what this server
-does not know (services/kit/strict.py), as the HTTP face's JSON parser does."""
+does not know (services/core/strict.py), as the HTTP face's JSON parser does."""
 
 from __future__ import annotations
 
@@ -25,10 +25,10 @@ from gateway.api.platform import PlatformServicer
 from gateway.api.social import SocialServicer
 from gateway.moderation.bans import Bans
 from gateway.platform import Platform
-from services.kit import guard, strict
-from services.kit.errors import permission_denied
-from services.kit.guard import CallGuard
-from services.kit.server import start_grpc
+from services.core import guard, strict
+from services.core.errors import permission_denied
+from services.core.guard import CallGuard
+from services.core.server import start_grpc
 
 # The API: each public service and its implementation, served on both faces.
 SERVICES: list[tuple[ServiceDescriptor, type[Servicer]]] = [

@@ -6,7 +6,7 @@ For each binding the FastAPI app gets a route — a plain ASGI endpoint, no
 dependency injection and no validation model: this is the web client's hot
 path. A request becomes the RPC's request message: the path's parameters,
 then the query's (operations without a body) or the JSON body (``body:
-"*"``), through the strict parser (services/kit/strict.py); an Any holding a
+"*"``), through the strict parser (services/core/strict.py); an Any holding a
 game's message (``rodada.common.v1.game_message``) is written by clients as
 that message's JSON without ``"@type"``, and parsed as the game's own — the
 game of the request's ``game``, or of the table its ``table_id`` names. The
@@ -15,7 +15,7 @@ method runs with a context carrying it, and the reply — or the binding's
 ``response_body`` field of it — is printed as proto3 JSON
 (gateway/protojson.py): 201 for an RPC declared ``http_created``, 204 with
 no body for a reply message without fields, else 200. Every refusal is the
-one error model's (services/kit/errors.py).
+one error model's (services/core/errors.py).
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ from gateway.api.grpc import SERVICES
 from gateway.games import GameClient
 from gateway.platform import Platform
 from gateway.protojson import message_json
-from services.kit import guard, strict
-from services.kit.errors import Refused, invalid
+from services.core import guard, strict
+from services.core.errors import Refused, invalid
 
 log = logging.getLogger("rodada.gateway.http")
 

@@ -27,12 +27,11 @@ from rodada.platform.v1 import competitions_pb2
 
 from gateway import metrics
 from gateway.accounts import Accounts
-from gateway.competitions import keys as ckeys
 from gateway.competitions import rules
 from gateway.games import Games
-from services.kit import keys
-from services.kit.errors import not_found
-from services.kit.store import RedisClient
+from services.core import keys
+from services.core.errors import not_found
+from services.core.store import RedisClient
 
 # KEYS: season. ARGV: now, season length.
 _BEGIN = """
@@ -92,13 +91,13 @@ class Leagues:
     async def _season(self, game: str, mode: str) -> dict[str, str]:
         """The current season, the first one begun if there is none yet (and
         known to the season check from then on)."""
-        await self._begin(keys=[ckeys.league_season(game, mode)], args=[time.time(), self.season_seconds])
-        await self.redis.sadd(ckeys.LEAGUES, f"{game}:{mode}")  # every time: a crash between is harmless
-        return cast(dict[str, str], await self.redis.hgetall(ckeys.league_season(game, mode)))
+        await self._begin(keys=[keys.league_season(game, mode)], args=[time.time(), self.season_seconds])
+        await self.redis.sadd(keys.LEAGUES, f"{game}:{mode}")  # every time: a crash between is harmless
+        return cast(dict[str, str], await self.redis.hgetall(keys.league_season(game, mode)))
 
     async def on_result(self, game: str, match_id: str, result: dict[str, Any]) -> None:
         """Score a ranked match in the current season (once)."""
-        table = await self.redis.hget(keys.match(match_id), "table")
+        table = await self.redis.hget(keys.table(match_id), "doc")
         if not (table and orjson.loads(table).get("ranked")):
             return
         mode = result["mode"]
@@ -111,11 +110,11 @@ class Leagues:
                 season = int((await self._season(game, mode))["number"])
                 done = await self._record(
                     keys=[
-                        ckeys.league_season(game, mode),
-                        ckeys.league_divisions(game, mode),
-                        ckeys.league_points(game, mode, season),
-                        ckeys.league_played(game, mode, season),
-                        ckeys.league_recorded(game, mode, season),
+                        keys.league_season(game, mode),
+                        keys.league_divisions(game, mode),
+                        keys.league_points(game, mode, season),
+                        keys.league_played(game, mode, season),
+                        keys.league_recorded(game, mode, season),
                     ],
                     args=[
                         season,
@@ -135,10 +134,10 @@ class Leagues:
         player's division."""
         scored = cast(
             list[tuple[str, float]],
-            await self.redis.zrange(ckeys.league_points(game, mode, season), 0, -1, withscores=True),
+            await self.redis.zrange(keys.league_points(game, mode, season), 0, -1, withscores=True),
         )
-        played = cast(dict[str, str], await self.redis.hgetall(ckeys.league_played(game, mode, season)))
-        divisions = cast(dict[str, str], await self.redis.hgetall(ckeys.league_divisions(game, mode)))
+        played = cast(dict[str, str], await self.redis.hgetall(keys.league_played(game, mode, season)))
+        divisions = cast(dict[str, str], await self.redis.hgetall(keys.league_divisions(game, mode)))
         by_division: dict[int, list[tuple[str, float, int]]] = defaultdict(list)
         for user, points in scored:
             by_division[int(divisions.get(user, self.divisions))].append(
@@ -163,7 +162,7 @@ class Leagues:
             for u, d in sorted(moved.items())
         ]
         closed = await self._close(
-            keys=[ckeys.league_season(game, mode), ckeys.league_divisions(game, mode)],
+            keys=[keys.league_season(game, mode), keys.league_divisions(game, mode)],
             args=[
                 number,
                 season["version"],
@@ -184,7 +183,7 @@ class Leagues:
         return bool(closed)
 
     async def check(self) -> None:
-        for league in cast(set[str], await self.redis.smembers(ckeys.LEAGUES)):
+        for league in cast(set[str], await self.redis.smembers(keys.LEAGUES)):
             game, _, mode = league.partition(":")
             await self.close_due(game, mode)
 

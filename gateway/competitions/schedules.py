@@ -25,11 +25,11 @@ import orjson
 from google.protobuf import json_format
 from rodada.platform.v1 import competitions_pb2
 
-from gateway.competitions import keys as ckeys
 from gateway.competitions.tournaments import Tournaments, require_admin
-from services.kit.errors import Refused, invalid, not_found
-from services.kit.store import RedisClient
-from services.kit.tokens import Identity
+from services.core import keys
+from services.core.errors import Refused, invalid, not_found
+from services.core.store import RedisClient
+from services.core.tokens import Identity
 
 log = logging.getLogger("rodada.gateway.schedules")
 
@@ -77,7 +77,7 @@ class Schedules:
             raise invalid("invalid_schedule", f"announce_seconds: {MIN_ANNOUNCE_SECONDS} up to every_seconds")
         if request.first_at <= time.time():
             raise invalid("invalid_schedule", "first_at: in the future")
-        if await self.redis.hlen(ckeys.TOURNAMENT_SCHEDULES) >= MAX_SCHEDULES:
+        if await self.redis.hlen(keys.TOURNAMENT_SCHEDULES) >= MAX_SCHEDULES:
             raise invalid("invalid_schedule", f"at most {MAX_SCHEDULES} schedules")
         template = competitions_pb2.CreateTournamentRequest(
             name=request.name,
@@ -101,7 +101,7 @@ class Schedules:
             "created_by": admin.user_id,
             "created_at": time.time(),
         }
-        await self.redis.hset(ckeys.TOURNAMENT_SCHEDULES, schedule["id"], orjson.dumps(schedule))
+        await self.redis.hset(keys.TOURNAMENT_SCHEDULES, schedule["id"], orjson.dumps(schedule))
         return schedule
 
     async def listing(self, admin: Identity) -> list[Doc]:
@@ -109,12 +109,12 @@ class Schedules:
         return await self._all()
 
     async def _all(self) -> list[Doc]:
-        stored = cast(dict[str, str], await self.redis.hgetall(ckeys.TOURNAMENT_SCHEDULES))
+        stored = cast(dict[str, str], await self.redis.hgetall(keys.TOURNAMENT_SCHEDULES))
         return sorted((orjson.loads(v) for v in stored.values()), key=lambda s: (s["created_at"], s["id"]))
 
     async def delete(self, admin: Identity, schedule_id: str) -> None:
         require_admin(admin)
-        if not await self.redis.hdel(ckeys.TOURNAMENT_SCHEDULES, schedule_id):
+        if not await self.redis.hdel(keys.TOURNAMENT_SCHEDULES, schedule_id):
             raise not_found("schedule_not_found", f"no schedule {schedule_id!r}")
 
     async def check(self) -> None:

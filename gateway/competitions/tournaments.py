@@ -38,17 +38,17 @@ from google.protobuf import any_pb2, json_format
 from rodada.platform.v1 import competitions_pb2, social_pb2
 
 from gateway import metrics
-from gateway.competitions import keys as ckeys
 from gateway.competitions import rules
 from gateway.competitions.trophies import PODIUM, Trophies
 from gateway.games import GameClient, Games
 from gateway.results import Results
 from gateway.social.feed import SocialFeeds
 from gateway.tables import Tables
-from services.kit.errors import Refused, conflict, invalid, not_found, permission_denied, unavailable
-from services.kit.store import RedisClient
-from services.kit.tasks import cancel_requested
-from services.kit.tokens import Identity
+from services.core import keys
+from services.core.errors import Refused, conflict, invalid, not_found, permission_denied, unavailable
+from services.core.store import RedisClient
+from services.core.tasks import cancel_requested
+from services.core.tokens import Identity
 
 log = logging.getLogger("rodada.gateway.tournaments")
 Doc = dict[str, Any]
@@ -131,7 +131,7 @@ class Tournaments:
 
     async def load(self, tournament_id: str) -> tuple[Doc, int]:
         stored = (
-            cast(list[str | None], await self.redis.hmget(ckeys.tournament(tournament_id), ["v", "doc"]))
+            cast(list[str | None], await self.redis.hmget(keys.tournament(tournament_id), ["v", "doc"]))
             if tournament_id.isalnum() and len(tournament_id) <= 32
             else [None, None]
         )
@@ -148,7 +148,7 @@ class Tournaments:
             if not change(doc):
                 return doc, False
             written = await self._cas(
-                keys=[ckeys.tournament(tournament_id)], args=[version, version + 1, orjson.dumps(doc)]
+                keys=[keys.tournament(tournament_id)], args=[version, version + 1, orjson.dumps(doc)]
             )
             if written:
                 return doc, True
@@ -170,12 +170,12 @@ class Tournaments:
         doc = self.draft(admin, request, options)
         if tournament_id:
             doc["id"] = tournament_id
-            if not await self._create(keys=[ckeys.tournament(tournament_id)], args=[orjson.dumps(doc)]):
+            if not await self._create(keys=[keys.tournament(tournament_id)], args=[orjson.dumps(doc)]):
                 return (await self.load(tournament_id))[0]
         else:
-            await self.redis.hset(ckeys.tournament(doc["id"]), mapping={"v": 1, "doc": orjson.dumps(doc)})
-        await self.redis.zadd(ckeys.TOURNAMENTS, {doc["id"]: doc["created_at"]})
-        await self.redis.sadd(ckeys.LIVE_TOURNAMENTS, doc["id"])
+            await self.redis.hset(keys.tournament(doc["id"]), mapping={"v": 1, "doc": orjson.dumps(doc)})
+        await self.redis.zadd(keys.TOURNAMENTS, {doc["id"]: doc["created_at"]})
+        await self.redis.sadd(keys.LIVE_TOURNAMENTS, doc["id"])
         metrics.TOURNAMENTS.labels(doc["game"], "created").inc()
         return doc
 
@@ -495,7 +495,7 @@ class Tournaments:
             return doc
         open_boards = [b for b in doc["rounds"][-1]["boards"] if not b["finished"]]
         acted = {
-            b["table_id"]: set(cast(set[str], await self.redis.smembers(ckeys.board_acted(b["table_id"]))))
+            b["table_id"]: set(cast(set[str], await self.redis.smembers(keys.board_acted(b["table_id"]))))
             for b in open_boards
         }
 
@@ -541,7 +541,7 @@ class Tournaments:
         elif doc["status"] in (FINISHED, CANCELLED):
             if doc["status"] == FINISHED:
                 await self._award_podium(doc)
-            await self.redis.srem(ckeys.LIVE_TOURNAMENTS, doc["id"])
+            await self.redis.srem(keys.LIVE_TOURNAMENTS, doc["id"])
 
     async def _start_tables(self, doc: Doc) -> None:
         current = doc["rounds"][-1]
@@ -594,7 +594,7 @@ class Tournaments:
     async def check(self) -> None:
         """One periodic pass over the live tournaments."""
         now = time.time()
-        for tournament_id in cast(set[str], await self.redis.smembers(ckeys.LIVE_TOURNAMENTS)):
+        for tournament_id in cast(set[str], await self.redis.smembers(keys.LIVE_TOURNAMENTS)):
             try:
                 doc, _ = await self.load(tournament_id)
                 if doc["status"] == REGISTRATION and doc["starts_at"] and now >= doc["starts_at"]:
@@ -619,13 +619,13 @@ class Tournaments:
             await asyncio.sleep(poll_seconds)
             if cancel_requested():
                 raise unavailable("the server is draining: follow again", "draining")
-            now = int(await self.redis.hget(ckeys.tournament(tournament_id), "v") or 0)
+            now = int(await self.redis.hget(keys.tournament(tournament_id), "v") or 0)
             if now != version:
                 doc, version = await self.load(tournament_id)
                 yield doc
 
     async def list(self, game: str, status: str) -> list[Doc]:
-        ids = cast(list[str], await self.redis.zrevrange(ckeys.TOURNAMENTS, 0, 199))
+        ids = cast(list[str], await self.redis.zrevrange(keys.TOURNAMENTS, 0, 199))
         docs = []
         for tournament_id in ids:
             try:

@@ -22,9 +22,9 @@ import orjson
 from rodada.platform.v1 import competitions_pb2
 
 from gateway import metrics
-from gateway.competitions import keys as ckeys
 from gateway.games import Games
-from services.kit.store import RedisClient
+from services.core import keys
+from services.core.store import RedisClient
 
 
 @dataclass(frozen=True)
@@ -90,13 +90,13 @@ class Trophies:
     ) -> bool:
         """Award ``kind`` unless the player holds it; whether this call did."""
         entry = orjson.dumps({"awarded_at": at, "match_id": match_id, "tournament_id": tournament_id})
-        added = bool(await self.redis.hsetnx(ckeys.trophies(user_id), kind.id, entry))
+        added = bool(await self.redis.hsetnx(keys.trophies(user_id), kind.id, entry))
         if added:
             metrics.TROPHIES_AWARDED.labels(kind.id).inc()
         return added
 
     async def list(self, user_id: str) -> competitions_pb2.ListTrophiesResponse:
-        stored = cast(dict[str, str], await self.redis.hgetall(ckeys.trophies(user_id)))
+        stored = cast(dict[str, str], await self.redis.hgetall(keys.trophies(user_id)))
         by_id = {kind.id: kind for kind in self.kinds()}
         trophies = []
         for kind_id, raw in stored.items():

@@ -20,8 +20,8 @@ import logging
 from collections.abc import Iterable
 
 from gateway import pubsub
-from services.kit import keys, tracing
-from services.kit.store import RedisClient
+from services.core import keys, tracing
+from services.core.store import RedisClient
 
 log = logging.getLogger("rodada.gateway.matchmaking")
 

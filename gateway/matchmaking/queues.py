@@ -106,12 +106,12 @@ from gateway.matchmaking.scripts import (
 from gateway.ratings import DEFAULT_RATING
 from gateway.settings import MatchmakingSettings
 from gateway.tables import Tables
-from services.kit import keys
-from services.kit.errors import Refused, conflict, invalid, not_found, permission_denied
-from services.kit.pipelining import CoalescedScript
-from services.kit.store import RedisClient
-from services.kit.tasks import cancel_requested
-from services.kit.tokens import Identity
+from services.core import keys
+from services.core.errors import Refused, conflict, invalid, not_found, permission_denied
+from services.core.pipelining import CoalescedScript
+from services.core.store import RedisClient
+from services.core.tasks import cancel_requested
+from services.core.tokens import Identity
 
 log = logging.getLogger("rodada.gateway.matchmaking")
 

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from typing import cast
 
 from gateway import pubsub
-from gateway.moderation import keys
-from services.kit.store import RedisClient
+from services.core import keys
+from services.core.store import RedisClient
 
 log = logging.getLogger("rodada.gateway.moderation")
 

@@ -20,14 +20,12 @@ from rodada.platform.v1 import moderation_pb2 as pb
 from rodada.platform.v1 import social_pb2
 
 from gateway.accounts import ROLES
-from gateway.moderation import keys
 from gateway.moderation.bans import Bans
 from gateway.paging import page
-from gateway.social import keys as social_keys
-from services.kit import keys as kit_keys
-from services.kit.errors import Refused, conflict, invalid, not_found, permission_denied
-from services.kit.store import RedisClient
-from services.kit.tokens import Identity
+from services.core import keys
+from services.core.errors import Refused, conflict, invalid, not_found, permission_denied
+from services.core.store import RedisClient
+from services.core.tokens import Identity
 
 STAFF = ("moderator", "admin")
 MAX_TEXT = 500
@@ -68,7 +66,7 @@ class Moderation:
         """The account's role now, or None if there is no such account."""
         if not user_id or len(user_id) > 64:
             return None
-        return cast(str | None, await self.redis.hget(kit_keys.user(user_id), "role"))
+        return cast(str | None, await self.redis.hget(keys.user(user_id), "role"))
 
     async def _staff(self, me: Identity, admin: bool = False) -> None:
         role = await self.role(me.user_id)
@@ -95,7 +93,7 @@ class Moderation:
             raise not_found("user_not_found", f"no account {user_id!r}")
         if role == "admin":
             raise conflict("staff_user", "an admin's role is changed with tools/admin.py")
-        await self.redis.hset(kit_keys.user(user_id), "role", "moderator" if moderator else "user")
+        await self.redis.hset(keys.user(user_id), "role", "moderator" if moderator else "user")
         await self._audit(me, "grant_moderator" if moderator else "revoke_moderator", user_id)
 
     # -- reports ---------------------------------------------------------------------
@@ -122,7 +120,7 @@ class Moderation:
             "reported_at": now,
         }
         pipe.hset(keys.report(report_id), mapping=record)  # type: ignore[arg-type]
-        pipe.zadd(keys.OPEN, {report_id: now})
+        pipe.zadd(keys.REPORTS_OPEN, {report_id: now})
         await pipe.execute()
         return report_id
 
@@ -155,7 +153,7 @@ class Moderation:
     async def reports(self, me: Identity, resolved: bool, offset: int, limit: int) -> pb.ListReportsResponse:
         offset, limit = page(offset, limit, default=20, maximum=100)
         await self._staff(me)
-        queue = keys.RESOLVED if resolved else keys.OPEN
+        queue = keys.REPORTS_RESOLVED if resolved else keys.REPORTS_OPEN
         pipe = self.redis.pipeline(transaction=True)
         pipe.zrange(queue, offset, offset + limit - 1)
         pipe.zcard(queue)
@@ -194,8 +192,8 @@ class Moderation:
             keys.report(report_id),
             mapping={"status": "resolved", "resolution": resolution, "resolved_at": now},
         )
-        pipe.zrem(keys.OPEN, report_id)
-        pipe.zadd(keys.RESOLVED, {report_id: now})
+        pipe.zrem(keys.REPORTS_OPEN, report_id)
+        pipe.zadd(keys.REPORTS_RESOLVED, {report_id: now})
         await pipe.execute()
         await self._audit(me, "resolve_report", report_id, resolution)
         return self._message(await self._report(report_id))
@@ -240,9 +238,9 @@ class Moderation:
         if request.channel == Channel.CHAT_CHANNEL_PRIVATE:
             if len(request.user_ids) != 2:
                 raise invalid("invalid_request", "user_ids: the two users of the conversation")
-            stream = social_keys.conversation(*request.user_ids)
+            stream = keys.conversation(*request.user_ids)
         elif request.channel in _STREAM_NAMES:
-            stream = social_keys.table_chat(request.table_id, _STREAM_NAMES[request.channel])
+            stream = keys.table_chat(request.table_id, _STREAM_NAMES[request.channel])
         else:
             raise invalid("invalid_request", "channel: PRIVATE, TABLE_PLAYERS or TABLE_SPECTATORS")
         try:
@@ -253,9 +251,9 @@ class Moderation:
             raise not_found("message_not_found", "no such message (or it is no longer kept)")
         if request.channel == Channel.CHAT_CHANNEL_PRIVATE:
             for user_id in request.user_ids:
-                await self._scrub(social_keys.social_feed(user_id), request.message_id, _social_message_id)
+                await self._scrub(keys.social_feed(user_id), request.message_id, _social_message_id)
         else:
-            await self._scrub(kit_keys.events(request.table_id), request.message_id, _event_message_id)
+            await self._scrub(keys.events(request.table_id), request.message_id, _event_message_id)
         await self._audit(me, "remove_message", request.message_id, request.reason)
 
     async def _scrub(self, stream: str, message_id: str, id_of: Any) -> None:

@@ -25,7 +25,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from markdown_it import MarkdownIt
 
-from services.kit.errors import not_found
+from services.core.errors import not_found
 
 router = APIRouter(include_in_schema=False)
 ROOT = Path(__file__).resolve().parents[2]

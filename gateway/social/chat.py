@@ -36,14 +36,14 @@ from gateway.accounts import is_guest
 from gateway.paging import page
 from gateway.sessions import Sessions
 from gateway.settings import GatewaySettings
-from gateway.social import keys
 from gateway.social.feed import SocialFeeds
 from gateway.social.friends import Friends, require_account, seat_of
 from gateway.tables import PLAYING, Tables
-from services.kit.errors import Refused, conflict, invalid, not_found, permission_denied
-from services.kit.feeds import Item
-from services.kit.store import MatchStore, RedisClient
-from services.kit.tokens import Identity
+from services.core import keys
+from services.core.errors import Refused, conflict, invalid, not_found, permission_denied
+from services.core.feeds import Item
+from services.core.store import RecordStore, RedisClient
+from services.core.tokens import Identity
 
 if TYPE_CHECKING:
     from gateway.moderation.moderation import Moderation
@@ -79,7 +79,7 @@ class Chat:
     def __init__(
         self,
         raw: RedisClient,
-        store: MatchStore,
+        store: RecordStore,
         tables: Tables,
         friends: Friends,
         feeds: SocialFeeds,
@@ -178,7 +178,7 @@ class Chat:
             chat = any_pb2.Any()
             chat.Pack(message)
             event = match_pb2.MatchEvent(
-                version=await self.store.version(table_id), at=message.sent_at, chat=chat
+                version=await self.store.match_version(table_id), at=message.sent_at, chat=chat
             )
             if channel == SPECTATORS:
                 event.spectators_only = True

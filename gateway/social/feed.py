@@ -22,10 +22,10 @@ from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 from rodada.platform.v1 import social_pb2
 
-from gateway.social import keys
-from services.kit.errors import Refused, invalid, unavailable
-from services.kit.feeds import Shard  # the table feeds' pub/sub connection, reused as is
-from services.kit.store import RedisClient
+from services.core import keys
+from services.core.errors import Refused, invalid, unavailable
+from services.core.feeds import Shard  # the table feeds' pub/sub connection, reused as is
+from services.core.store import RedisClient
 
 # KEYS: stream, channel. ARGV: publish command, maxlen, ttl, event bytes.
 _WRITE = """

@@ -20,13 +20,12 @@ from rodada.platform.v1 import social_pb2
 from gateway.accounts import ROLES  # the roles of an account (a guest has none)
 from gateway.sessions import Sessions
 from gateway.settings import GatewaySettings
-from gateway.social import keys
 from gateway.social.feed import SocialFeeds
 from gateway.tables import OPEN, Tables
-from services.kit import keys as kit_keys
-from services.kit.errors import Refused, conflict, invalid, not_found, permission_denied
-from services.kit.store import RedisClient
-from services.kit.tokens import Identity
+from services.core import keys
+from services.core.errors import Refused, conflict, invalid, not_found, permission_denied
+from services.core.store import RedisClient
+from services.core.tokens import Identity
 
 Notice = social_pb2.FriendNoticeKind
 
@@ -62,7 +61,7 @@ class Friends:
         """(name, role) of a user, or None if there is none."""
         if not user_id or len(user_id) > 64:
             return None
-        name, role = cast(list[str | None], await self.redis.hmget(kit_keys.user(user_id), ["name", "role"]))
+        name, role = cast(list[str | None], await self.redis.hmget(keys.user(user_id), ["name", "role"]))
         return None if name is None else (name, role or "user")
 
     async def _other(self, me: Identity, user_id: str) -> str:
@@ -79,7 +78,7 @@ class Friends:
         if bool(user_id) == bool(username):
             raise invalid("invalid_request", "name the user by user_id or by username (one of the two)")
         if username:
-            found = cast(str | None, await self.redis.get(kit_keys.username(username)))
+            found = cast(str | None, await self.redis.get(keys.username(username)))
             if found is None:
                 raise not_found("user_not_found", f"no user named {username!r}")
             return found
@@ -228,7 +227,7 @@ class Friends:
             return {}
         pipe = self.redis.pipeline(transaction=False)
         for user in user_ids:
-            pipe.hget(kit_keys.user(user), "name")
+            pipe.hget(keys.user(user), "name")
         return {u: n or "" for u, n in zip(user_ids, await pipe.execute(), strict=True)}
 
     async def _presence(self, friends: list[social_pb2.Friend]) -> None:
@@ -237,7 +236,7 @@ class Friends:
         now = time.time()
         pipe = self.redis.pipeline(transaction=False)
         for friend in friends:
-            pipe.zcount(kit_keys.feeds(friend.user_id), now, "+inf")  # the feeds' registry: presence
+            pipe.zcount(keys.feeds(friend.user_id), now, "+inf")  # the feeds' registry: presence
             pipe.get(keys.at_table(friend.user_id))
         replies = await pipe.execute()
         for friend, count, table_id in zip(friends, replies[::2], replies[1::2], strict=True):

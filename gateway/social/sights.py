@@ -24,9 +24,9 @@ from typing import cast
 import orjson
 
 from gateway import pubsub
-from gateway.social import keys
 from gateway.social.chat import ChatSight
-from services.kit.store import RedisClient
+from services.core import keys
+from services.core.store import RedisClient
 
 log = logging.getLogger("rodada.gateway.social")
 

@@ -16,8 +16,8 @@ from gateway.social.feed import SocialFeeds, check_after
 from gateway.social.friends import Friends
 from gateway.social.sights import Sights
 from gateway.tables import Tables
-from services.kit.store import MatchStore, RedisClient
-from services.kit.tokens import Identity
+from services.core.store import RecordStore, RedisClient
+from services.core.tokens import Identity
 
 
 class Social:
@@ -25,7 +25,7 @@ class Social:
         self,
         redis: RedisClient,
         raw: RedisClient,
-        store: MatchStore,
+        store: RecordStore,
         tables: Tables,
         sessions: Sessions,
         connections: Connections,

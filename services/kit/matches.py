@@ -21,15 +21,16 @@ from google.protobuf import any_pb2
 from google.protobuf.message import DecodeError, Message
 from rodada.common.v1 import match_pb2, match_pb2_grpc
 
-from services.kit import feeds, legal, logs, metrics, play, strict
+from services.core import feeds, logs, metrics, strict
+from services.core.errors import Refused, invalid, not_found, permission_denied, stale
+from services.core.guard import CALLER, caller
+from services.core.limits import Limit, RateLimited, RateLimiter
+from services.core.store import RecordStore, StoredMatch, Track, VersionConflict
+from services.kit import legal, play
 from services.kit.engine import Context, Event, InvalidAction, Outcome, RulesError
-from services.kit.errors import Refused, invalid, not_found, permission_denied, stale
 from services.kit.game import Game, to_json
-from services.kit.guard import CALLER, caller
-from services.kit.limits import Limit, RateLimited, RateLimiter
 from services.kit.play import Happening, Notice, Table
 from services.kit.rng import MatchRng, cpu_seed, new_seed, seed_digest
-from services.kit.store import MatchStore, StoredMatch, Track, VersionConflict
 
 _MATCH_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _LEAVE_ATTEMPTS = 8
@@ -93,7 +94,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
     def __init__(
         self,
         game: Game,
-        store: MatchStore,
+        store: RecordStore,
         hub: feeds.FeedHub,
         action_limit: Limit,
         clock: Callable[[], float] = time.time,
@@ -403,7 +404,6 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
             doc,
             [e.SerializeToString() for e in events],
             live,
-            token_field="w",
             expected_token=match.token,
             over=outcome is not None,
             track=track,

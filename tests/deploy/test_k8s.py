@@ -36,8 +36,8 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from gateway.settings import GatewaySettings, MatchmakingSettings
+from services.core.settings import ServiceSettings
 from services.kit.game import discover, service_modules
-from services.kit.settings import ServiceSettings
 from tests.deploy import DEPLOY, REPO, by_kind, kustomize
 from tools.redis_server import free_port
 from tools.stack import Stack

@@ -31,7 +31,7 @@ from rodada.common.v1 import match_pb2
 from rodada.platform.v1 import platform_pb2, platform_pb2_grpc
 
 import gateway.metrics
-import services.kit.metrics
+import services.core.metrics
 from tests.deploy import DEPLOY, by_kind, kustomize
 from tests.integration.http_client import ACTIVE, register
 from tools.stack import Stack
@@ -476,7 +476,7 @@ def base_name(sample_name: str) -> str:
 def declared_labels() -> dict[str, tuple[str, ...]]:
     """Label names of every metric the code declares (prometheus_client objects)."""
     labels: dict[str, tuple[str, ...]] = {name: () for name in (*PROCESS_METRICS, *PROMETHEUS_SERIES)}
-    for module in (services.kit.metrics, gateway.metrics):
+    for module in (services.core.metrics, gateway.metrics):
         for value in vars(module).values():
             if isinstance(value, MetricWrapperBase):
                 name = value._name + ("_total" if value._type == "counter" else "")

@@ -33,7 +33,7 @@ from google.protobuf import any_pb2
 from rodada.common.v1 import match_pb2
 from gateway.games import GameClient, game_messages
 from gateway.protojson import message_json
-from services.kit.errors import Refused
+from services.core.errors import Refused
 
 info = match_pb2.GameInfo.FromString(sys.stdin.buffer.read())
 game = GameClient(info, game_messages(info), None)

@@ -15,8 +15,8 @@ import pytest
 
 from gateway.matchmaking.queues import CANCELLED, FORMING, WAITING, Matchmaking, Queue
 from gateway.settings import MatchmakingSettings
-from services.kit import keys
-from services.kit.store import RedisClient, connect
+from services.core import keys
+from services.core.store import RedisClient, connect
 from tools.redis_server import RedisServer
 
 QUEUE = Queue("bozo", "duel", False, '{"mode":"DUEL"}')

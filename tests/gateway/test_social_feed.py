@@ -13,9 +13,9 @@ import pytest
 from rodada.platform.v1 import social_pb2
 
 from gateway.social import feed as social_feed
-from gateway.social import keys
 from gateway.social.feed import SocialFeeds
-from services.kit.store import RedisClient, connect, publish_command
+from services.core import keys
+from services.core.store import RedisClient, connect, publish_command
 from tools.redis_server import RedisServer
 
 

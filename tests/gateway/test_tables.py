@@ -21,11 +21,12 @@ from gateway.games import Games
 from gateway.matches import MatchClient
 from gateway.tables import Tables
 from services.bozo.game import GAME as BOZO
+from services.core import keys
+from services.core.errors import Refused
+from services.core.store import RecordStore
+from services.core.tokens import Identity
 from services.domino.game import GAME as DOMINO
-from services.kit import keys
-from services.kit.errors import Refused
-from services.kit.store import MatchStore
-from services.kit.tokens import Identity
+from tests.conftest import STORE_TTL_SECONDS
 from tests.games.nim.game import GAME as NIM
 from tests.in_process import GameServer, Keys
 from tests.integration.grpc_client import table_change
@@ -49,7 +50,7 @@ class Lobby:
 
 
 @pytest.fixture(scope="module")
-async def lobby(store: MatchStore) -> AsyncIterator[Lobby]:
+async def lobby(store: RecordStore) -> AsyncIterator[Lobby]:
     tokens = Keys()
     servers = {game.name: GameServer(game, store, tokens) for game in (NIM, BOZO, DOMINO)}
     for server in servers.values():
@@ -58,7 +59,8 @@ async def lobby(store: MatchStore) -> AsyncIterator[Lobby]:
     await games.start(wait_seconds=10)
     matches = MatchClient(lambda: tokens.token("platform:tests", "platform"), timeout=5)
     try:
-        yield Lobby(Tables(store, games, matches, INVITE_TTL), servers)
+        tables = RecordStore(store.redis, keys.table, STORE_TTL_SECONDS, store.publish)
+        yield Lobby(Tables(tables, games, matches, INVITE_TTL), servers)
     finally:
         await games.close()
         for server in servers.values():
@@ -102,9 +104,10 @@ async def nim_table(lobby: Lobby, seats: int = 2, *guests: Identity) -> tuple[di
 # -- opening and joining ------------------------------------------------------------
 
 
-async def test_a_new_table_lives_in_its_match_hash_with_a_host_only_invite(lobby: Lobby) -> None:
+async def test_a_new_table_is_its_own_record_with_a_host_only_invite(lobby: Lobby) -> None:
     table, code = await nim_table(lobby)
-    stored_table = await lobby.tables.store.load(table["id"], "tv", "table")
+    assert await lobby.redis.exists(keys.match(table["id"])) == 0  # the game service's key, not the lobby's
+    stored_table = await lobby.tables.store.load(table["id"])
     assert stored_table is not None and stored_table.version == 1 and stored_table.doc == table
     assert await changes(lobby, table["id"]) == [("OPENED", None, False), ("INVITE_CREATED", None, True)]
     assert orjson.loads(await lobby.redis.get(keys.invite(code))) == {"table": table["id"], "team": ""}
@@ -301,7 +304,7 @@ async def test_a_practice_table_is_never_formed_ranked(lobby: Lobby) -> None:
     table_id = secrets.token_hex(6)
     formed = lobby.tables.create_formed(table_id, lobby.game("bozo"), practice, seated, ranked=True)
     assert await refused(formed) == "practice_unranked"
-    assert await stored(lobby.redis, table_id) == ({}, [])
+    assert await stored(lobby.redis, table_id) == ({}, {}, {}, [])
     casual = await lobby.tables.create_formed(table_id, lobby.game("bozo"), practice, seated, ranked=False)
     assert casual["ranked"] is False and casual["options"]["advice"] is True
 
@@ -313,7 +316,7 @@ async def test_a_start_the_game_refuses_opens_the_table_again(lobby: Lobby) -> N
     assert await refused(lobby.tables.start(tid, ANA)) == "invalid_options"
     assert (await lobby.tables.get(tid))["status"] == "open"
     assert [kind for kind, _, _ in await changes(lobby, tid)][-2:] == ["STARTED", "REOPENED"]
-    assert await lobby.tables.store.load(tid) is None  # no match
+    assert await lobby.redis.exists(keys.match(tid)) == 0  # no match
 
 
 async def test_a_start_cut_short_by_an_outage_is_finished_by_the_next(lobby: Lobby) -> None:
@@ -326,7 +329,7 @@ async def test_a_start_cut_short_by_an_outage_is_finished_by_the_next(lobby: Lob
             await lobby.tables.start(tid, ANA)
         assert outage.value.http_status == 503
         assert (await lobby.tables.get(tid))["status"] == "playing"  # started, but no match yet
-        assert await lobby.tables.store.load(tid) is None
+        assert await lobby.redis.exists(keys.match(tid)) == 0
     finally:
         await nim.start()
     for _ in range(100):  # the host tries again while the channel reconnects

@@ -17,7 +17,7 @@ import httpx
 import pytest
 from rodada.platform.v1 import platform_pb2, platform_pb2_grpc, social_pb2, social_pb2_grpc
 
-from services.kit.errors import error_reason
+from services.core.errors import error_reason
 from tests.integration.grpc_client import bearer
 from tests.integration.http_client import ApiRefused, Player, guest, register
 from tests.integration.social_client import SocialFeed, lobby_feed, next_chat

@@ -12,7 +12,7 @@ import orjson
 import pytest
 from redis.asyncio import Redis
 
-from services.kit import keys
+from services.core import keys
 from tests.integration.http_client import (
     ACTIVE,
     FINISHED,

@@ -25,8 +25,8 @@ import pytest
 from redis.asyncio import Redis
 from rodada.common.v1 import match_pb2, match_pb2_grpc
 
-from services.kit import keys
-from services.kit.errors import error_reason
+from services.core import keys
+from services.core.errors import error_reason
 from tests.integration.grpc_client import bearer
 from tests.integration.http_client import (
     ACTIVE,

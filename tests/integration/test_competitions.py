@@ -22,9 +22,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from redis.asyncio import Redis
 from rodada.platform.v1 import competitions_pb2, competitions_pb2_grpc
 
-from gateway.competitions import keys as ckeys
 from gateway.competitions import rules
-from services.kit import keys
+from services.core import keys
 from tests.integration.grpc_client import bearer, refusal
 from tests.integration.http_client import ACTIVE, FINISHED, ApiRefused, Player, register
 from tests.integration.social_client import SocialFeed
@@ -726,7 +725,7 @@ async def test_a_season_closes_and_moves_players_between_divisions(
         await until(recorded, timeout=60, every=0.3)
 
     async def close_season(number: int) -> dict[str, Any]:
-        await redis.hset(ckeys.league_season("bozo", "duel"), "ends_at", time.time() - 1)
+        await redis.hset(keys.league_season("bozo", "duel"), "ends_at", time.time() - 1)
 
         async def closed() -> bool:
             return (await league())["season"] == number + 1

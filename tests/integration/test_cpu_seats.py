@@ -15,7 +15,7 @@ import orjson
 import pytest
 from redis.asyncio import Redis
 
-from services.kit import keys
+from services.core import keys
 from services.kit.game import Game
 from tests.integration.cpu_play import cpu_games, cpu_table, play_as_cpu
 from tests.integration.http_client import FINISHED, Player, follow, register, snapshots
@@ -49,8 +49,8 @@ async def cpu_match(
     if ranked_record:
         redis = Redis.from_url(stack.redis_url)
         try:
-            record = orjson.loads(await redis.hget(keys.match(table["id"]), "table") or b"{}")
-            await redis.hset(keys.match(table["id"]), "table", orjson.dumps({**record, "ranked": True}))
+            record = orjson.loads(await redis.hget(keys.table(table["id"]), "doc") or b"{}")
+            await redis.hset(keys.table(table["id"]), "doc", orjson.dumps({**record, "ranked": True}))
         finally:
             await redis.aclose()
         assert (await ana.table(table["id"]))["ranked"] is True

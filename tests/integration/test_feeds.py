@@ -20,7 +20,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from rodada.common.v1 import match_pb2
 from rodada.platform.v1 import platform_pb2, platform_pb2_grpc
 
-from services.kit.errors import error_reason
+from services.core.errors import error_reason
 from tests.integration.grpc_client import bearer
 from tests.integration.http_client import Feed, Player, notice, register, seated_table, table_change
 from tests.integration.waiting import until

@@ -19,7 +19,7 @@ from rodada.common.v1 import match_pb2
 from rodada.platform.v1 import platform_pb2, platform_pb2_grpc
 
 from gateway.api.grpc import SERVICES
-from services.kit.tokens import Identity
+from services.core.tokens import Identity
 from tests.integration.grpc_client import bearer, raw_stream, raw_unary, refusal
 from tools.stack import Stack
 

@@ -20,7 +20,7 @@ from rodada.common.v1 import match_pb2, match_pb2_grpc
 from rodada.platform.v1 import platform_pb2, platform_pb2_grpc
 from rodada.yatzy.v1 import yatzy_pb2
 
-from services.kit.tokens import PUBLIC_KEY_FILE
+from services.core.tokens import PUBLIC_KEY_FILE
 from tests.integration.grpc_client import bearer, error_info, pack
 from tests.integration.http_client import ApiRefused, register, seated_table
 from tools.stack import Stack

@@ -25,8 +25,8 @@ import websockets
 from redis.asyncio import Redis
 from rodada.platform.v1 import platform_pb2, platform_pb2_grpc
 
+from services.core import keys
 from services.dudo.game import GAME as DUDO_GAME
-from services.kit import keys
 from tests.conftest import TEST_PACKAGES
 from tests.integration.cpu_play import play_as_cpu
 from tests.integration.http_client import ACTIVE, FINISHED, ApiRefused, Player, register

@@ -15,7 +15,7 @@ import httpx
 import pytest
 import websockets
 
-from services.kit.tokens import Identity
+from services.core.tokens import Identity
 from tests.integration.http_client import Player
 from tests.integration.test_matchmaking import check_table, metric_of
 from tools.stack import Stack

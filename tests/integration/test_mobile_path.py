@@ -15,7 +15,7 @@ from rodada.bozo.v1 import bozo_pb2
 from rodada.common.v1 import match_pb2
 from rodada.platform.v1 import platform_pb2, platform_pb2_grpc
 
-from services.kit.errors import error_reason
+from services.core.errors import error_reason
 from tests.integration.grpc_client import (
     bearer,
     feed_events,

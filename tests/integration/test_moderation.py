@@ -20,7 +20,7 @@ import pytest
 import websockets
 from rodada.platform.v1 import moderation_pb2, moderation_pb2_grpc, social_pb2, social_pb2_grpc
 
-from services.kit.errors import error_reason
+from services.core.errors import error_reason
 from tests.integration.grpc_client import bearer
 from tests.integration.http_client import ApiRefused, register
 from tests.integration.social_client import next_chat

@@ -20,8 +20,8 @@ import pytest
 from jsonschema import Draft202012Validator
 from redis.asyncio import Redis
 
-from services.kit import keys as kit_keys
-from services.kit.tokens import Identity
+from services.core import keys
+from services.core.tokens import Identity
 from tests.integration.http_client import ApiRefused, Player, guest, register
 from tools.stack import Stack
 
@@ -277,7 +277,7 @@ async def test_every_operation_replies_as_documented(
 
     # -- moderation (roles are read from the account, not the token)
     async with Redis.from_url(stack.redis_url) as redis:
-        await redis.hset(kit_keys.user(ana.user_id), "role", "admin")
+        await redis.hset(keys.user(ana.user_id), "role", "admin")
     await admin.call("PUT", f"/v1/moderation/moderators/{bia.user_id}", {})
     await refused(eve.call("PUT", f"/v1/moderation/moderators/{eve.user_id}", {}))  # 403
     queue = await bia.call("GET", "/v1/moderation/reports?limit=5")

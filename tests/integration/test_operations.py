@@ -14,7 +14,7 @@ import pytest
 from redis.asyncio import Redis
 from rodada.platform.v1 import platform_pb2, platform_pb2_grpc
 
-from services.kit.errors import error_reason
+from services.core.errors import error_reason
 from tests.integration.grpc_client import bearer
 from tests.integration.http_client import ApiRefused, Player, register
 from tools.redis_server import RedisServer

@@ -21,8 +21,8 @@ from rodada.common.v1 import match_pb2, match_pb2_grpc
 from rodada.platform.v1 import platform_pb2, platform_pb2_grpc
 from rodada.yatzy.v1 import yatzy_pb2
 
-from services.kit.errors import error_reason
-from services.kit.feeds import HEALTH_SECONDS
+from services.core.errors import error_reason
+from services.core.feeds import HEALTH_SECONDS
 from tests.integration.grpc_client import bearer, pack
 from tests.integration.http_client import ApiRefused, Player, register, seated_table
 from tests.integration.waiting import until

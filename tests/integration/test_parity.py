@@ -3,7 +3,7 @@ of the public services that is not a stream has its HTTP binding in the
 protos, the HTTP API serves exactly those bindings (and what is not an RPC:
 probes, documents, the site), and every stream is a WebSocket feed. Then
 the two faces refuse alike — the same reason, and the gRPC status that
-services/kit/errors.py's HTTP_STATUS maps to the HTTP status — down to a
+services/core/errors.py's HTTP_STATUS maps to the HTTP status — down to a
 request whose bytes do not decode, and strict input: a float for an integer
 or an enum, an unknown field or enum value, a number out of its field's
 range, an Any that is not the game's message."""
@@ -36,7 +36,7 @@ from gateway.api.http import bindings
 from gateway.app import create_app
 from gateway.settings import GatewaySettings
 from gateway.sockets import FEEDS
-from services.kit.errors import HTTP_STATUS
+from services.core.errors import HTTP_STATUS
 from tests.integration.grpc_client import bearer, error_info, pack, raw_stream, raw_unary, refusal
 from tests.integration.http_client import Player, register, seated_table
 from tools.stack import Stack

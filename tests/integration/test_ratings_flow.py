@@ -22,7 +22,7 @@ import pytest
 from redis.asyncio import Redis
 
 from gateway.ratings import Rating, update_placings, update_teams
-from services.kit import keys
+from services.core import keys
 from tests.integration.http_client import ACTIVE, FINISHED, ApiRefused, Player, register
 from tests.integration.test_yatzy_flow import play_turn_http
 from tools.stack import Stack
@@ -46,11 +46,11 @@ async def ranked_table(
         await player.join(table["invite_code"])
     redis = Redis.from_url(stack.redis_url)
     try:
-        stored = await redis.hget(keys.match(table["id"]), "table")
+        stored = await redis.hget(keys.table(table["id"]), "doc")
         assert stored is not None
         record = orjson.loads(stored)
         record["ranked"] = True
-        await redis.hset(keys.match(table["id"]), "table", orjson.dumps(record))
+        await redis.hset(keys.table(table["id"]), "doc", orjson.dumps(record))
     finally:
         await redis.aclose()
     assert (await players[0].table(table["id"]))["ranked"] is True

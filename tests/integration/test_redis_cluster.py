@@ -22,8 +22,7 @@ from rodada.common.v1 import match_pb2, match_pb2_grpc
 from rodada.platform.v1 import platform_pb2, platform_pb2_grpc
 from rodada.yatzy.v1 import yatzy_pb2
 
-from gateway.social import keys as social_keys
-from services.kit import keys
+from services.core import keys
 from tests.integration.grpc_client import bearer, feed_events, feed_snapshots, follow_table, pack, unpack
 from tests.integration.http_client import ACTIVE, FINISHED, Player, register
 from tests.integration.social_client import SocialFeed, lobby_feed, next_chat
@@ -108,7 +107,7 @@ async def assert_followed_on_its_shard(client: ClusterClient, match_id: str, hub
 
 
 def assert_match_in_one_slot(client: ClusterClient, cluster: RedisCluster, match_id: str) -> None:
-    tagged = [keys.match(match_id), keys.events(match_id)]
+    tagged = [keys.table(match_id), keys.match(match_id), keys.history(match_id), keys.events(match_id)]
     group = keys.group(match_id)
     # The keys the commit script files a deadline or a result in, with the match.
     shared = [keys.clocks("yatzy", group), keys.active("yatzy", group), keys.results(group)]
@@ -120,14 +119,19 @@ def assert_match_in_one_slot(client: ClusterClient, cluster: RedisCluster, match
     others: list[str] = []
     for node in client.get_nodes():
         found = sorted(k.decode() for k in client.execute_command("KEYS", f"*{match_id}*", target_nodes=node))
-        mine = [k for k in found if k.startswith(keys.match(match_id))]
+        mine = [k for k in found if k in tagged]
         if mine:
             holders[int(node.port)] = mine
-        others += [k for k in found if not k.startswith(keys.match(match_id))]
+        others += [k for k in found if k not in tagged]
     assert holders == {int(owner(client, match_id).port): sorted(tagged)}, holders
-    assert client.type(tagged[0]) == b"hash" and client.type(tagged[1]) == b"stream"
-    # The match and its table share the hash.
-    assert {b"v", b"w", b"e", b"doc", b"tv", b"table"} <= set(client.hkeys(tagged[0]))
+    assert [client.type(key) for key in tagged] == [b"hash", b"hash", b"hash", b"stream"]
+    # The table and its match are each their own record; their history's head is apart.
+    assert (
+        set(client.hkeys(keys.table(match_id)))
+        == set(client.hkeys(keys.match(match_id)))
+        == {b"v", b"w", b"doc"}
+    )
+    assert {b"e"} <= set(client.hkeys(keys.history(match_id)))
     # Anything else naming the match is not the match's: a player's own keys
     # (presence of their feeds, under the player's hash tag) and the results
     # pipeline's markers (recorded once into ratings and histories), which
@@ -256,7 +260,7 @@ async def test_friends_and_chat_on_a_cluster(cluster_stack: Stack, client: Clust
         await ana.call("POST", "/v1/social/friends/requests", {"user_id": bia.user_id})
         await bia.call("POST", f"/v1/social/friends/{ana.user_id}/accept")
         async with SocialFeed(base, bia.token) as feed:
-            channel = social_keys.social_live(bia.user_id)
+            channel = keys.social_live(bia.user_id)
             home = client.get_node_from_key(channel)
             assert home is not None
             for node in client.get_nodes():

@@ -11,7 +11,7 @@ import pytest
 from prometheus_client import REGISTRY
 from redis.exceptions import ResponseError
 
-from services.kit.store import RedisClient, connect
+from services.core.store import RedisClient, connect
 from tools.redis_server import RedisServer
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from services.kit.tokens import Identity
+from services.core.tokens import Identity
 from tools.stack import Stack
 
 CASES_PER_OPERATION = 5  # fuzzed; the coverage phase adds its edge cases (about 1,500 per caller)

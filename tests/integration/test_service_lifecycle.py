@@ -17,7 +17,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from rodada.common.v1 import match_pb2, match_pb2_grpc
 from rodada.yatzy.v1 import yatzy_pb2
 
-from services.kit.errors import error_reason
+from services.core.errors import error_reason
 from tests.integration.grpc_client import bearer, pack, unpack
 from tests.integration.http_client import ApiRefused, register, seated_table
 from tests.integration.waiting import until

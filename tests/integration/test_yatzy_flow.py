@@ -16,11 +16,11 @@ import websockets
 from rodada.common.v1 import match_pb2, match_pb2_grpc
 from rodada.yatzy.v1 import yatzy_pb2
 
+from services.core.errors import error_reason
+from services.core.tokens import Identity
 from services.kit import play
 from services.kit.engine import Context, Event
-from services.kit.errors import error_reason
 from services.kit.rng import MatchRng
-from services.kit.tokens import Identity
 from services.yatzy.game import GAME
 from tests.integration.grpc_client import as_dict, bearer, event_kind, pack, unpack
 from tests.integration.http_client import (

@@ -8,7 +8,7 @@ import secrets
 import orjson
 from redis.asyncio import Redis
 
-from services.kit import keys
+from services.core import keys
 
 
 async def rewind_idle(redis: Redis, match_id: str, seconds: float) -> float:

@@ -22,10 +22,10 @@ from rodada.domino.v1 import domino_pb2
 from rodada.nim.v1 import nim_pb2
 
 from services.bozo.game import GAME as BOZO
+from services.core import keys
+from services.core.store import RecordStore
 from services.domino.game import GAME as DOMINO
-from services.kit import keys
 from services.kit.game import INACTIVITY_SECONDS
-from services.kit.store import MatchStore
 from tests.games.nim.game import GAME as NIM
 from tests.in_process import GameServer, Keys
 from tests.integration.grpc_client import pack, refusal, unpack
@@ -68,13 +68,13 @@ def clock() -> Clock:
 
 
 @pytest.fixture(scope="module")
-async def nim(store: MatchStore, tokens: Keys, clock: Clock) -> AsyncIterator[GameServer]:
+async def nim(store: RecordStore, tokens: Keys, clock: Clock) -> AsyncIterator[GameServer]:
     async with GameServer(NIM, store, tokens, clock) as server:
         yield server
 
 
 @pytest.fixture(scope="module")
-async def domino(store: MatchStore, tokens: Keys) -> AsyncIterator[GameServer]:
+async def domino(store: RecordStore, tokens: Keys) -> AsyncIterator[GameServer]:
     async with GameServer(DOMINO, store, tokens) as server:
         yield server
 
@@ -136,7 +136,9 @@ async def test_a_match_the_rules_refuse_is_not_created(
     match_id = match_id or secrets.token_hex(6)
     code, why = await refused(nim.create(match_id, users, options))
     assert (code, why) == (grpc.StatusCode.INVALID_ARGUMENT, reason)
-    assert await nim.store.redis.exists(keys.match(match_id), keys.events(match_id)) == 0
+    assert (
+        await nim.store.redis.exists(keys.match(match_id), keys.history(match_id), keys.events(match_id)) == 0
+    )
 
 
 # -- acting -----------------------------------------------------------------------
@@ -331,10 +333,10 @@ async def test_a_claimable_deadline_tells_the_table_once(nim: GameServer, clock:
         assert await fire(nim, match_id, start.version) == NOTIFIED  # a second replica, or a retry
     notices = [e.notice for e in await history(nim.store.redis, match_id) if e.HasField("notice")]
     assert [(n.kind, n.seat) for n in notices] == [(match_pb2.NOTICE_KIND_INACTIVE, start.to_act[0])]
-    assert (await stored(nim.store.redis, match_id))[0][b"v"] == str(start.version).encode()
+    assert (await stored(nim.store.redis, match_id))[1][b"v"] == str(start.version).encode()
 
 
-async def test_an_expiring_deadline_ends_the_match_once(store: MatchStore, tokens: Keys) -> None:
+async def test_an_expiring_deadline_ends_the_match_once(store: RecordStore, tokens: Keys) -> None:
     clock = Clock()
     async with GameServer(BOZO, store, tokens, clock) as bozo:
         match_id = secrets.token_hex(6)

@@ -19,7 +19,7 @@ import yaml
 from rodada.common.v1 import match_pb2
 from rodada.platform.v1 import platform_pb2, platform_pb2_grpc
 
-from services.kit.tokens import Identity
+from services.core.tokens import Identity
 from tests.protos import OURS, PROTOS, REPO, run, tool
 from tools.stack import Stack
 from tools.stubs import TEMPLATE, runnable

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
-from services.kit import keys
+from services.core import keys
 from tests.integration.time_travel import rewind_idle
 from tests.web import CHROMIUM, DIST, REPO, WEB, admin_account, node, run, tool
 from tools.stack import Stack

@@ -22,9 +22,9 @@ from redis.exceptions import RedisError
 from rodada.common.v1 import match_pb2
 from rodada.nim.v1 import nim_pb2
 
-from services.kit import keys
-from services.kit.store import MatchStore, connect
-from services.kit.tokens import Identity
+from services.core import keys
+from services.core.store import RecordStore, connect
+from services.core.tokens import Identity
 from tests.games.nim.game import GAME as NIM
 from tests.in_process import GameServer, Keys
 from tests.integration.grpc_client import bearer, error_info, pack, raw_stream, raw_unary, refusal
@@ -44,7 +44,7 @@ def tokens() -> Keys:
 
 
 @pytest.fixture(scope="module")
-async def nim(store: MatchStore, tokens: Keys) -> AsyncIterator[GameServer]:
+async def nim(store: RecordStore, tokens: Keys) -> AsyncIterator[GameServer]:
     async with GameServer(NIM, store, tokens) as server:
         yield server
 
@@ -186,7 +186,7 @@ async def own_redis(tmp_path: Path, tokens: Keys) -> AsyncIterator[tuple[RedisSe
     server = RedisServer(tmp_path / "redis").start(persistent=True)
     redis = connect(server.url, timeout=1.0)
     try:
-        async with GameServer(NIM, MatchStore(redis, 3600, "SPUBLISH"), tokens) as nim:
+        async with GameServer(NIM, RecordStore(redis, keys.match, 3600, "SPUBLISH"), tokens) as nim:
             yield server, nim
     finally:
         server.stop()

@@ -11,9 +11,9 @@ from collections.abc import AsyncIterator
 import pytest
 from redis.exceptions import ResponseError
 
-from services.kit import metrics
-from services.kit.pipelining import CoalescedScript
-from services.kit.store import MatchStore, RedisClient, VersionConflict, connect
+from services.core import keys, metrics
+from services.core.pipelining import CoalescedScript
+from services.core.store import RecordStore, RedisClient, VersionConflict, connect
 from tests.conftest import STORE_TTL_SECONDS
 from tools.redis_server import RedisServer
 
@@ -66,7 +66,7 @@ async def test_a_script_unknown_to_redis_is_loaded_and_every_call_answered(redis
 
 
 async def test_concurrent_commits_at_one_version_let_exactly_one_win(redis: RedisClient) -> None:
-    store = MatchStore(redis, STORE_TTL_SECONDS)
+    store = RecordStore(redis, keys.match, STORE_TTL_SECONDS)
     match_id = secrets.token_hex(6)
     await store.commit(match_id, 0, {"turn": 0}, [b"start"])
     outcomes = await asyncio.gather(

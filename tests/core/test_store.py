@@ -1,6 +1,6 @@
-"""The match store on a real Redis: the compare-and-set write, the history's
-event ids, notices (once, never after the end), live messages, the table
-sharing the match's hash, the clocks and results."""
+"""The record store on a real Redis: the compare-and-set write, the history's
+event ids, notices (once, never after the end), live messages, a table and
+its match in their own keys sharing one history, the clocks and results."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import orjson
 import pytest
 from redis.asyncio.client import PubSub
 
-from services.kit import keys
-from services.kit.store import MatchStore, Track, VersionConflict, parse_live
+from services.core import keys
+from services.core.store import RecordStore, Track, VersionConflict, parse_live
 from tests.conftest import STORE_TTL_SECONDS
 from tests.stored import stored
 
@@ -29,12 +29,12 @@ def doc(turn: int) -> dict[str, Any]:
     return {"game": "nim", "turn": turn}
 
 
-async def events_of(store: MatchStore, match_id: str) -> list[tuple[int, bytes]]:
+async def events_of(store: RecordStore, match_id: str) -> list[tuple[int, bytes]]:
     return await store.read_events(match_id, 0)
 
 
 async def test_a_commit_at_the_current_version_stores_the_record_and_appends_the_events(
-    store: MatchStore, match_id: str
+    store: RecordStore, match_id: str
 ) -> None:
     created = await store.commit(match_id, 0, doc(0), [b"a", b"b"])
     moved = await store.commit(match_id, 1, doc(1), [b"c"])
@@ -48,7 +48,7 @@ async def test_a_commit_at_the_current_version_stores_the_record_and_appends_the
 
 @pytest.mark.parametrize("expected", [0, 1, 3])
 async def test_a_commit_at_another_version_raises_and_writes_nothing(
-    store: MatchStore, match_id: str, expected: int
+    store: RecordStore, match_id: str, expected: int
 ) -> None:
     await store.commit(match_id, 0, doc(0), [b"a"])
     await store.commit(match_id, 1, doc(1), [b"b"])
@@ -60,7 +60,7 @@ async def test_a_commit_at_another_version_raises_and_writes_nothing(
 
 
 async def test_event_ids_run_on_without_gaps_across_writes_and_notices(
-    store: MatchStore, match_id: str
+    store: RecordStore, match_id: str
 ) -> None:
     await store.commit(match_id, 0, doc(0), [b"1", b"2"])
     assert await store.append(match_id, [b"3"], b"") == 3
@@ -73,7 +73,7 @@ async def test_event_ids_run_on_without_gaps_across_writes_and_notices(
     assert await store.read_events(match_id, 7) == []
 
 
-async def test_after_the_final_write_no_notice_is_appended(store: MatchStore, match_id: str) -> None:
+async def test_after_the_final_write_no_notice_is_appended(store: RecordStore, match_id: str) -> None:
     await store.commit(match_id, 0, doc(0), [b"move"])
     await store.commit(match_id, 1, doc(1), [b"final"], over=True)
     before = await stored(store.redis, match_id)
@@ -82,7 +82,7 @@ async def test_after_the_final_write_no_notice_is_appended(store: MatchStore, ma
     assert await stored(store.redis, match_id) == before
 
 
-async def test_a_notice_with_a_once_key_is_appended_once(store: MatchStore, match_id: str) -> None:
+async def test_a_notice_with_a_once_key_is_appended_once(store: RecordStore, match_id: str) -> None:
     await store.commit(match_id, 0, doc(0), [b"start"])
     assert await store.append(match_id, [b"inactive"], b"", once="deadline:1") == 2
     assert await store.append(match_id, [b"inactive"], b"", once="deadline:1") == 2
@@ -92,45 +92,54 @@ async def test_a_notice_with_a_once_key_is_appended_once(store: MatchStore, matc
 
 
 async def test_a_notice_for_a_match_that_does_not_exist_creates_nothing(
-    store: MatchStore, match_id: str
+    store: RecordStore, match_id: str
 ) -> None:
     assert await store.append(match_id, [b"notice"], b"", once="deadline:1") is None
-    assert await store.redis.exists(keys.match(match_id), keys.events(match_id)) == 0
+    assert await store.redis.exists(keys.match(match_id), keys.history(match_id), keys.events(match_id)) == 0
 
 
-async def test_loading_a_match_that_does_not_exist_gives_none(store: MatchStore, match_id: str) -> None:
+async def test_loading_a_match_that_does_not_exist_gives_none(store: RecordStore, match_id: str) -> None:
     assert await store.load(match_id) is None
-    assert await store.load(match_id, "tv", "table") is None
 
 
-async def test_a_table_and_its_match_share_the_hash_and_history_with_their_own_versions(
-    store: MatchStore, match_id: str
+async def test_a_table_and_its_match_are_their_own_keys_and_share_one_history(
+    store: RecordStore, match_id: str
 ) -> None:
-    await store.commit(match_id, 0, {"status": "open"}, [b"opened"], version_field="tv", doc_field="table")
-    await store.commit(
-        match_id, 1, {"status": "playing"}, [b"started"], version_field="tv", doc_field="table"
-    )
+    tables = RecordStore(store.redis, keys.table, STORE_TTL_SECONDS, store.publish)
+    opened = await tables.commit(match_id, 0, {"status": "open"}, [b"opened"])
+    await tables.commit(match_id, 1, {"status": "playing"}, [b"started"], expected_token=opened.token)
     assert await store.load(match_id) is None  # no match yet: only its table
     await store.commit(match_id, 0, doc(0), [b"dealt"])
-    table, match = await store.load(match_id, "tv", "table"), await store.load(match_id)
+    table, match = await tables.load(match_id), await store.load(match_id)
     assert table is not None and match is not None
     assert (table.version, table.doc) == (2, {"status": "playing"})
     assert (match.version, match.doc) == (1, doc(0))
     assert table.last_event_id == match.last_event_id == 3
+    assert await events_of(store, match_id) == [(1, b"opened"), (2, b"started"), (3, b"dealt")]
+    # Each record in its own hash: the match's write left the table's alone.
+    assert orjson.loads(await store.redis.hget(keys.table(match_id), "doc")) == {"status": "playing"}
+    assert set(await store.redis.hkeys(keys.match(match_id))) == {b"v", b"w", b"doc"}
+    assert set(await store.redis.hkeys(keys.table(match_id))) == {b"v", b"w", b"doc"}
 
 
-async def test_every_write_renews_the_ttl_of_record_and_history(store: MatchStore, match_id: str) -> None:
+async def test_every_write_renews_the_ttl_of_the_records_and_history(
+    store: RecordStore, match_id: str
+) -> None:
+    tables = RecordStore(store.redis, keys.table, STORE_TTL_SECONDS, store.publish)
+    await tables.commit(match_id, 0, {"status": "playing"}, [b"started"])
     await store.commit(match_id, 0, doc(0), [b"a"])
-    for key in (keys.match(match_id), keys.events(match_id)):
+    table_keys = (keys.table(match_id), keys.match(match_id), keys.history(match_id), keys.events(match_id))
+    for key in table_keys:
         assert STORE_TTL_SECONDS - 5 <= await store.redis.ttl(key) <= STORE_TTL_SECONDS
         await store.redis.expire(key, 10)
+    # A move keeps the table's record alive too: it is read when the match ends.
     await store.commit(match_id, 1, doc(1), [b"b"])
-    for key in (keys.match(match_id), keys.events(match_id)):
+    for key in table_keys:
         assert await store.redis.ttl(key) > 10
 
 
 @asynccontextmanager
-async def listening(store: MatchStore, match_id: str, sharded: bool = False) -> AsyncIterator[PubSub]:
+async def listening(store: RecordStore, match_id: str, sharded: bool = False) -> AsyncIterator[PubSub]:
     """Subscribed to the match's live channel (its subscription confirmed)."""
     pubsub = store.redis.pubsub()
     channel = keys.live(match_id)
@@ -151,9 +160,9 @@ async def heard(pubsub: PubSub) -> tuple[int, bytes]:
 
 @pytest.mark.parametrize("command", ["PUBLISH", "SPUBLISH"])
 async def test_writes_and_notices_are_published_with_their_first_event_id(
-    store: MatchStore, match_id: str, command: str
+    store: RecordStore, match_id: str, command: str
 ) -> None:
-    publisher = MatchStore(store.redis, STORE_TTL_SECONDS, command)
+    publisher = RecordStore(store.redis, keys.match, STORE_TTL_SECONDS, command)
     async with listening(store, match_id, sharded=command == "SPUBLISH") as pubsub:
         await publisher.commit(match_id, 0, doc(0), [b"1", b"2"], b"first")
         written = await publisher.commit(match_id, 1, doc(1), [b"3"], b"second")
@@ -173,9 +182,9 @@ async def test_writes_and_notices_are_published_with_their_first_event_id(
 
 
 async def test_a_store_without_a_publish_command_writes_without_live_messages(
-    store: MatchStore, match_id: str
+    store: RecordStore, match_id: str
 ) -> None:
-    quiet = MatchStore(store.redis, STORE_TTL_SECONDS, "")
+    quiet = RecordStore(store.redis, keys.match, STORE_TTL_SECONDS, "")
     async with listening(store, match_id) as pubsub:
         written = await quiet.commit(match_id, 0, doc(0), [b"1"], b"live")
         assert written.listeners == 0
@@ -183,7 +192,7 @@ async def test_a_store_without_a_publish_command_writes_without_live_messages(
 
 
 async def test_a_write_files_its_deadline_or_its_result_in_the_same_script(
-    store: MatchStore, match_id: str
+    store: RecordStore, match_id: str
 ) -> None:
     game = f"game-{match_id}"
     group = keys.group(match_id)
@@ -207,9 +216,9 @@ async def test_a_write_files_its_deadline_or_its_result_in_the_same_script(
 
 
 async def test_a_write_from_a_kept_record_needs_the_token_of_the_write_that_made_it(
-    store: MatchStore, match_id: str
+    store: RecordStore, match_id: str
 ) -> None:
-    created = await store.commit(match_id, 0, doc(0), [b"a"], token_field="w")
+    created = await store.commit(match_id, 0, doc(0), [b"a"])
     loaded = await store.load(match_id)
     assert loaded is not None and loaded.token == created.token != ""
     # The same version written again by someone else (as after a failover
@@ -217,14 +226,14 @@ async def test_a_write_from_a_kept_record_needs_the_token_of_the_write_that_made
     await store.redis.hset(keys.match(match_id), "w", "another-write")
     before = await stored(store.redis, match_id)
     with pytest.raises(VersionConflict) as conflict:
-        await store.commit(match_id, 1, doc(1), [b"b"], token_field="w", expected_token=created.token)
+        await store.commit(match_id, 1, doc(1), [b"b"], expected_token=created.token)
     assert conflict.value.current_version == 1
     assert await stored(store.redis, match_id) == before
-    moved = await store.commit(match_id, 1, doc(1), [b"b"], token_field="w", expected_token="another-write")
+    moved = await store.commit(match_id, 1, doc(1), [b"b"], expected_token="another-write")
     assert moved.version == 2 and moved.token not in (created.token, "another-write")
 
 
-async def test_of_two_writers_at_one_version_exactly_one_wins(store: MatchStore, match_id: str) -> None:
+async def test_of_two_writers_at_one_version_exactly_one_wins(store: RecordStore, match_id: str) -> None:
     await store.commit(match_id, 0, doc(0), [b"start"])
     results = await asyncio.gather(
         *(store.commit(match_id, 1, doc(n), [f"move {n}".encode()]) for n in range(8)),

@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from services.kit import tracing
+from services.core import tracing
 
 REQUEST_ID: ContextVar[str | None] = ContextVar("request_id", default=None)
 USER_ID: ContextVar[str | None] = ContextVar("user_id", default=None)

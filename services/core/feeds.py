@@ -33,9 +33,9 @@ from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisError
 from rodada.common.v1 import match_pb2
 
-from services.kit import keys, tracing
-from services.kit.errors import Refused, unavailable
-from services.kit.store import MatchStore, RedisClient, parse_live
+from services.core import keys, tracing
+from services.core.errors import Refused, unavailable
+from services.core.store import RecordStore, RedisClient, parse_live
 
 log = logging.getLogger("rodada.feeds")
 
@@ -200,7 +200,7 @@ class _Match:
 
 
 class FeedHub:
-    def __init__(self, redis: RedisClient, store: MatchStore) -> None:
+    def __init__(self, redis: RedisClient, store: RecordStore) -> None:
         self.redis = redis
         self.store = store
         self._matches: dict[str, _Match] = {}

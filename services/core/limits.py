@@ -20,8 +20,8 @@ import math
 import secrets
 from dataclasses import dataclass
 
-from services.kit import keys
-from services.kit.store import RedisClient
+from services.core import keys
+from services.core.store import RedisClient
 
 # KEYS[1] the log; ARGV: count, window (µs), a unique member. Returns 0 when
 # accepted, else the µs until the oldest request leaves the window.

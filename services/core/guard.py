@@ -27,9 +27,9 @@ from redis.exceptions import ClusterDownError, OutOfMemoryError, ReadOnlyError, 
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from services.kit import logs, metrics
-from services.kit.errors import Refused, invalid, unauthenticated, unavailable
-from services.kit.tokens import Identity, TokenError, TokenVerifier
+from services.core import logs, metrics
+from services.core.errors import Refused, invalid, unauthenticated, unavailable
+from services.core.tokens import Identity, TokenError, TokenVerifier
 
 CALLER: ContextVar[Identity | None] = ContextVar("caller", default=None)
 

@@ -17,7 +17,7 @@ from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.sampling import ALWAYS_ON, Decision
 
-from services.kit import logs, tracing
+from services.core import logs, tracing
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -26,8 +26,8 @@ REPO = Path(__file__).resolve().parents[2]
 _OFF = """
 import json, sys
 import grpc
-from services.kit import tracing
-from services.kit.settings import ServiceSettings
+from services.core import tracing
+from services.core.settings import ServiceSettings
 from gateway.app import create_app
 from gateway.games import Games
 from gateway.settings import GatewaySettings
@@ -71,7 +71,7 @@ def test_tracing_is_off_by_default_and_nothing_of_it_is_installed() -> None:
 
 
 def test_a_disabled_sdk_wins_over_an_endpoint() -> None:
-    from services.kit.settings import CommonSettings
+    from services.core.settings import CommonSettings
 
     settings = CommonSettings(otel_exporter_otlp_endpoint="http://127.0.0.1:4317", otel_sdk_disabled=True)
     assert not tracing.enabled()

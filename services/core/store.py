@@ -1,36 +1,49 @@
-"""The Redis match store: one hash and one stream per match, written atomically.
+"""The Redis store of a table's records and its history, written atomically.
 
-Keys (see ``keys.py``; the match's group tag keeps them, and the group's
-clock, active set and results stream, in one Redis Cluster slot):
+A table has two records, each one hash with one writer — the table's
+(``keys.table``, the lobby; the gateway writes it) and its match's
+(``keys.match``, same id; only the game service writes it) — and one
+history both append to, always through this module's two scripts:
 
-- match hash: ``v`` version, ``w`` a token naming the write that made it,
-  ``e`` last event id, ``doc`` the match record (JSON: game, players,
-  options, the rules' state, generator seed and counters, times); the table
-  in the lobby (``tv``, ``table``) shares it.
-- events stream: the history, one entry per event, id ``0-N`` for event N,
-  field ``d`` a serialized ``rodada.common.v1.MatchEvent`` (its id left 0:
-  the entry id is the event id).
-- live channel: after every write, ``<first event id>:`` and a serialized
-  ``LiveUpdate`` (the new events, and snapshots if any), for feeds; sharded
-  pub/sub (``SPUBLISH``) where the server has it.
+- a record: ``v`` version, ``w`` a token naming the write that made it,
+  ``doc`` the record (JSON; a match's: game, players, options, the rules'
+  state, generator seed and counters, times);
+- the history's head (``keys.history``): ``e`` the last event id, ``over``
+  once the match has ended (the history takes nothing after), ``once`` the
+  last notice that must be told once;
+- the events stream (``keys.events``): the history, one entry per event, id
+  ``0-N`` for event N, field ``d`` a serialized
+  ``rodada.common.v1.MatchEvent`` (its id left 0: the entry id is the event
+  id), so a table's feed runs from its creation to its match's end on one
+  sequence of event ids;
+- the live channel (``keys.live``): after every write, ``<first event id>:``
+  and a serialized ``LiveUpdate`` (the new events, and snapshots if any),
+  for feeds (``feeds.py``, the one reader of a history as it happens);
+  sharded pub/sub (``SPUBLISH``) where the server has it.
 
-A move is one Lua call — one round trip, shared with the other moves
-committing at the same moment (``pipelining.py``) — that checks the version (and the
-token of the write the caller started from), stores the record, appends the
-events, files the next deadline in the game's clock (or, once the match is
-over, its result on the results stream) and publishes the write (its events and
-snapshots: every version, even one without events, such as a setup that
-says nothing, reaches the feeds); a writer
-that lost the race gets :class:`VersionConflict` and nothing is written.
-Notices are appended without a version: they change nothing a move could
-depend on.
+All of a table's keys carry its group's hash tag, so they live in one Redis
+Cluster slot with the group's clock, active set and results stream. A
+:class:`RecordStore` writes one kind of record: the gateway's tables, a game
+service's matches.
+
+A write is one Lua call — one round trip, shared with the other writes
+committing at the same moment (``pipelining.py``) — that checks the version
+and the token of the write the caller started from, stores the record,
+appends the events, files the next deadline in the game's clock (or, once
+the match is over, its result on the results stream) and publishes the write
+(its events and snapshots: every version, even one without events, such as
+a setup that says nothing, reaches the feeds); a writer that lost the race
+gets :class:`VersionConflict` and nothing is written. Every write keeps the
+table's keys alive together for the store's TTL (the table's record is read
+when its match ends). Notices are appended without a version: they change
+nothing a move could depend on.
 """
 
 from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -40,8 +53,8 @@ from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 
-from services.kit import keys, metrics
-from services.kit.pipelining import CoalescedScript
+from services.core import keys, metrics
+from services.core.pipelining import CoalescedScript
 
 RedisClient = Redis | RedisCluster
 
@@ -92,42 +105,42 @@ class _MeasuredRedisCluster(_Measured, RedisCluster):  # type: ignore[misc]
     pass
 
 
-# KEYS: match, events, clock, active, results. ARGV: see MatchStore.commit.
+# KEYS: record, history head, events, table record, clock, active, results.
+# ARGV: see RecordStore.commit.
 _COMMIT = """
-local v = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
-local made_by = ARGV[10] ~= '' and (redis.call('HGET', KEYS[1], ARGV[10]) or '') or ''
-if v ~= tonumber(ARGV[2]) or made_by ~= ARGV[11] then
+local v = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
+local made_by = ARGV[2] ~= '' and (redis.call('HGET', KEYS[1], 'w') or '') or ''
+if v ~= tonumber(ARGV[1]) or made_by ~= ARGV[2] then
   return {-1, v, 0}
 end
-local first = tonumber(redis.call('HGET', KEYS[1], 'e') or '0') + 1
+local first = tonumber(redis.call('HGET', KEYS[2], 'e') or '0') + 1
 local e = first - 1
-for i = 18, #ARGV do
+for i = 15, #ARGV do
   e = e + 1
-  redis.call('XADD', KEYS[2], '0-' .. e, 'd', ARGV[i])
+  redis.call('XADD', KEYS[3], '0-' .. e, 'd', ARGV[i])
 end
 v = v + 1
-redis.call('HSET', KEYS[1], ARGV[1], v, 'e', e, ARGV[3], ARGV[4])
-if ARGV[10] ~= '' then
-  redis.call('HSET', KEYS[1], ARGV[10], ARGV[12])
-end
+redis.call('HSET', KEYS[1], 'v', v, 'w', ARGV[3], 'doc', ARGV[4])
+redis.call('HSET', KEYS[2], 'e', e)
 if ARGV[9] == '1' then
-  redis.call('HSET', KEYS[1], 'over', 1)
+  redis.call('HSET', KEYS[2], 'over', 1)
 end
 local ttl = tonumber(ARGV[5])
 if ttl > 0 then
-  redis.call('EXPIRE', KEYS[1], ttl)
-  redis.call('EXPIRE', KEYS[2], ttl)
+  for i = 1, 4 do
+    redis.call('EXPIRE', KEYS[i], ttl)
+  end
 end
-if ARGV[13] == '1' then
-  redis.call('ZREM', KEYS[3], ARGV[14] .. ':' .. (v - 1))
+if ARGV[10] == '1' then
+  redis.call('ZREM', KEYS[5], ARGV[11] .. ':' .. (v - 1))
   if ARGV[9] == '1' then
-    redis.call('SREM', KEYS[4], ARGV[14])
-    redis.call('XADD', KEYS[5], 'MAXLEN', '~', 1000000, '*',
-               'game', ARGV[17], 'match', ARGV[14], 'result', ARGV[16])
+    redis.call('SREM', KEYS[6], ARGV[11])
+    redis.call('XADD', KEYS[7], 'MAXLEN', '~', 1000000, '*',
+               'game', ARGV[14], 'match', ARGV[11], 'result', ARGV[13])
   else
-    redis.call('SADD', KEYS[4], ARGV[14])
-    if ARGV[15] ~= '' then
-      redis.call('ZADD', KEYS[3], ARGV[15], ARGV[14] .. ':' .. v)
+    redis.call('SADD', KEYS[6], ARGV[11])
+    if ARGV[12] ~= '' then
+      redis.call('ZADD', KEYS[5], ARGV[12], ARGV[11] .. ':' .. v)
     end
   end
 end
@@ -138,9 +151,16 @@ end
 return {v, e, heard}
 """
 
-# Notices: appended to an existing match's history, version unchanged; at
-# most once per ``once`` key (ARGV[4], '' = no key), so a repeated deadline
-# tells the table once; never after the match's final event.
+# KEYS: record, history head. A record with its history's last event id.
+_LOAD = """
+local found = redis.call('HMGET', KEYS[1], 'v', 'doc', 'w')
+return {found[1], found[2], found[3], redis.call('HGET', KEYS[2], 'e')}
+"""
+
+# KEYS: history head, events. Notices: appended to an existing history,
+# no record's version changed; at most once per ``once`` key (ARGV[4], '' =
+# no key), so a repeated deadline tells the table once; never after the
+# match's final event.
 _APPEND = """
 if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('HEXISTS', KEYS[1], 'over') == 1 then
   return {-1, 0}
@@ -216,80 +236,85 @@ async def publish_command(redis: RedisClient, cluster: bool) -> str:
     return "SPUBLISH" if major >= 7 else "PUBLISH"
 
 
-class MatchStore:
-    def __init__(self, redis: RedisClient, ttl_seconds: int, publish: str = "") -> None:
+class RecordStore:
+    """One kind of record (``record`` names its key: ``keys.match`` or
+    ``keys.table``) and the table's history, written together."""
+
+    def __init__(
+        self,
+        redis: RedisClient,
+        record: Callable[[str], str],
+        ttl_seconds: int,
+        publish: str = "",
+    ) -> None:
         self.redis = redis
         self.ttl_seconds = ttl_seconds
         self.publish = publish  # "SPUBLISH", "PUBLISH", or "" for no live messages
+        self.record = record
         # Concurrent moves' commits share a round trip (pipelining.py).
         self._commit = CoalescedScript(redis, _COMMIT)
+        self._load = redis.register_script(_LOAD)
         self._append = redis.register_script(_APPEND)
 
-    async def load(
-        self, match_id: str, version_field: str = "v", doc_field: str = "doc"
-    ) -> StoredMatch | None:
-        """The record in ``doc_field`` (the match's, or its table's) with its
-        version, the history's last event id and the match's write token;
-        None if there is none."""
-        version, last_event, doc, token = await self.redis.hmget(
-            keys.match(match_id), [version_field, "e", doc_field, "w"]
+    async def load(self, table_id: str) -> StoredMatch | None:
+        """The record with its version, the write token that made it and the
+        history's last event id; None if there is none."""
+        version, doc, token, last_event = cast(
+            list[Any], await self._load(keys=[self.record(table_id), keys.history(table_id)])
         )
         if doc is None:
             return None
         return StoredMatch(
-            match_id, int(version or 0), int(last_event or 0), orjson.loads(doc), _text(token or b"")
+            table_id, int(version or 0), int(last_event or 0), orjson.loads(doc), _text(token or b"")
         )
 
     async def commit(
         self,
-        match_id: str,
+        table_id: str,
         expected_version: int,
         doc: dict[str, Any],
         events: Sequence[bytes],
         live: bytes = b"",
         *,
-        version_field: str = "v",
-        doc_field: str = "doc",
-        token_field: str = "",
         expected_token: str = "",
         over: bool = False,
         track: Track | None = None,
     ) -> Written:
         """Write ``doc`` and append ``events`` if the record is at
-        ``expected_version`` (0 = create) and, with a ``token_field``, was
-        made by the write named ``expected_token``; file ``track``; publish
-        ``live``. ``over``: this write ends the match (its history takes
-        nothing after). The token guards a record the caller kept from an
-        earlier write: a version number alone could have been written
-        again after a Redis failover lost the one it knew."""
+        ``expected_version`` (0 = create) and, given an ``expected_token``
+        (the token :meth:`load` gave, or an earlier :meth:`commit`'s), was
+        made by the write it names; file ``track``; publish ``live``. ``over``: this
+        write ends the match (its history takes nothing after). The token
+        guards a record the caller kept from an earlier write: a version
+        number alone could have been written again after a Redis failover
+        lost the one it knew."""
         record = orjson.dumps(doc)
-        token = secrets.token_hex(8) if token_field else ""
+        token = secrets.token_hex(8)
         game = track.game if track else ""
-        group = keys.group(match_id)
+        group = keys.group(table_id)
         result = track.result if track else None
         reply = await self._commit(
             keys=[
-                keys.match(match_id),
-                keys.events(match_id),
+                self.record(table_id),
+                keys.history(table_id),
+                keys.events(table_id),
+                keys.table(table_id),
                 keys.clocks(game, group),
                 keys.active(game, group),
                 keys.results(group),
             ],
             args=[
-                version_field,
                 expected_version,
-                doc_field,
+                expected_token,
+                token,
                 record,
                 self.ttl_seconds,
                 self.publish,
-                keys.live(match_id),
+                keys.live(table_id),
                 live,
                 "1" if over else "",
-                token_field,
-                expected_token,
-                token,
                 "1" if track else "",
-                match_id,
+                table_id,
                 "" if track is None or track.due is None else repr(track.due),
                 orjson.dumps(result) if result is not None else "",
                 game,
@@ -301,13 +326,13 @@ class MatchStore:
             raise VersionConflict(last_event)
         return Written(version, last_event, heard, token, record)
 
-    async def append(self, match_id: str, events: Sequence[bytes], live: bytes, once: str = "") -> int | None:
-        """Append notices to an existing, unfinished match's history (once
-        per ``once`` key, if given); its last event id, or None if there is
-        no such match or it is over."""
+    async def append(self, table_id: str, events: Sequence[bytes], live: bytes, once: str = "") -> int | None:
+        """Append notices to an existing history whose match has not ended
+        (once per ``once`` key, if given); its last event id, or None if
+        there is no such history or its match is over."""
         reply = await self._append(
-            keys=[keys.match(match_id), keys.events(match_id)],
-            args=[self.publish, keys.live(match_id), live, once, *events],
+            keys=[keys.history(table_id), keys.events(table_id)],
+            args=[self.publish, keys.live(table_id), live, once, *events],
         )
         last_event, _ = (int(x) for x in cast(list[Any], reply))
         return None if last_event < 0 else last_event
@@ -322,9 +347,10 @@ class MatchStore:
         )
         return [(int(_text(entry_id).split("-", 1)[1]), fields[b"d"]) for entry_id, fields in entries]
 
-    async def version(self, match_id: str) -> int:
-        """The match's version (0 before it starts)."""
-        return int(await self.redis.hget(keys.match(match_id), "v") or 0)
+    async def match_version(self, table_id: str) -> int:
+        """The table's match's version (0 before it starts): what a notice
+        says it happened at."""
+        return int(await self.redis.hget(keys.match(table_id), "v") or 0)
 
     async def count_active(self, game: str) -> int:
         """Matches of ``game`` being played, over every group."""

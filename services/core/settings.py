@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from services.kit.limits import Limit
+from services.core.limits import Limit
 
 
 class CommonSettings(BaseSettings):
@@ -31,7 +31,7 @@ class CommonSettings(BaseSettings):
     # On SIGTERM: report NOT_SERVING / unready for half of it, then stop
     # taking calls and give the rest to the calls in flight.
     drain_seconds: float = 10.0
-    # Tracing (services/kit/tracing.py): off unless an OTLP/gRPC endpoint is
+    # Tracing (services/core/tracing.py): off unless an OTLP/gRPC endpoint is
     # set, e.g. http://otel-collector:4317; the standard OpenTelemetry names.
     # The SDK reads the other OTEL_* variables itself (sampler, batching,
     # headers, resource attributes).

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from fastapi import FastAPI
     from opentelemetry.context import Context
 
-    from services.kit.settings import CommonSettings
+    from services.core.settings import CommonSettings
 
 _enabled = False
 # Health and reflection: probes every few seconds, not requests worth a trace.
