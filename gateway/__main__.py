@@ -17,6 +17,7 @@ import uvicorn
 from prometheus_client import start_http_server
 
 from gateway.app import FastPath, create_app
+from gateway.feed_protocol import FeedProtocol
 from gateway.settings import GatewaySettings
 from gateway.sockets import FeedSockets
 from services.core import logs, tracing
@@ -39,7 +40,7 @@ async def serve(settings: GatewaySettings) -> None:
         # Compression costs ~40 KB of state per open WebSocket (measured):
         # more than an idle feed may cost.
         ws_per_message_deflate=False,
-        ws="wsproto",
+        ws=FeedProtocol,  # wsproto's, without the handshake kept by every open socket
         timeout_graceful_shutdown=max(1, int(settings.drain_seconds / 2)),
         lifespan="on",
     )
