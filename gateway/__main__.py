@@ -1,5 +1,6 @@
-"""``python -m gateway``: serve the HTTP API (uvicorn) and the gRPC face,
-and the Prometheus metrics on METRICS_PORT.
+"""``python -m gateway``: serve the HTTP API (uvicorn; granian was measured
+and lost, BENCHMARKS.md) and the gRPC face, and the Prometheus metrics on
+METRICS_PORT.
 
 On SIGTERM the replica drains: readiness (/healthz) fails at once, so load
 balancers stop sending; after half of DRAIN_SECONDS the feeds are told to
