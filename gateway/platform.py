@@ -18,7 +18,6 @@ from gateway.feeds import Connections, Feeds
 from gateway.games import Games
 from gateway.matches import MatchClient
 from gateway.matchmaking.queues import Matchmaking
-from gateway.moderation.bans import Bans
 from gateway.moderation.moderation import Moderation
 from gateway.play import Play
 from gateway.results import Results
@@ -28,6 +27,7 @@ from gateway.social.social import Social
 from gateway.standings import Standings
 from gateway.tables import Tables
 from services.core import keys
+from services.core.bans import Bans
 from services.core.feeds import FeedHub
 from services.core.store import RecordStore, connect, publish_command
 from services.core.tasks import every

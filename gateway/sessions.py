@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Container
-from typing import Any
 
 import grpc
 from rodada.platform.v1 import platform_pb2
@@ -34,27 +32,6 @@ PLATFORM = Identity("platform:gateway", "gateway", "platform")
 _PLATFORM_TOKEN_SECONDS = 600
 
 
-class _Verifier(TokenVerifier):
-    """Tokens as the kit checks them, and a banned user's refused at once
-    (their tokens live on until they expire; gateway/moderation/bans.py)."""
-
-    def __init__(self, public_keys: list[Any]) -> None:
-        super().__init__(public_keys)
-        self.banned: Container[str] = ()
-
-    def verify(self, token: str, kind: str = "access") -> Identity:
-        identity = super().verify(token, kind)
-        if identity.user_id in self.banned:
-            raise TokenError("this account is banned")
-        return identity
-
-    def refresh_claims(self, token: str) -> tuple[Identity, str]:
-        identity, jti = super().refresh_claims(token)
-        if identity.user_id in self.banned:
-            raise TokenError("this account is banned")
-        return identity, jti
-
-
 class Sessions:
     def __init__(self, redis: RedisClient, settings: GatewaySettings) -> None:
         self.redis = redis
@@ -62,7 +39,7 @@ class Sessions:
         key = load_or_create_signing_key(settings.rodada_keys_dir, settings.jwt_private_key)
         self.signer = TokenSigner(key)
         # The signing key, and the previous one after a rotation.
-        self.verifier = _Verifier([key.public_key(), *public_keys(settings)])
+        self.verifier = TokenVerifier([key.public_key(), *public_keys(settings)])
         self.accounts = Accounts(redis)
         self.limiter = RateLimiter(redis)
         self._platform_token = ("", 0.0)

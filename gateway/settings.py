@@ -11,6 +11,23 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from services.core.limits import Limit
 from services.core.settings import CommonSettings
 
+# The port every game listens on in a cluster (GRPC_PORT in
+# deploy/k8s/components/game/deployment.yaml: each pod has its own address),
+# so a GAMES entry there names no port. Locally (make run, tools/stack.py)
+# every game is on one host, on its own GAME.ports, and GAMES names them.
+GAME_GRPC_PORT = 50051
+
+
+def with_port(address: str, default: int = GAME_GRPC_PORT) -> str:
+    """``host`` → ``host:default``; a ``host:port`` (``[v6]:port``) as it is.
+    An IPv6 address without a port gets its brackets."""
+    host, colon, port = address.rpartition(":")
+    if colon and port.isdigit() and (host.startswith("[") or ":" not in host):
+        return address
+    if ":" in address and not address.startswith("["):
+        address = f"[{address}]"
+    return f"{address}:{default}"
+
 
 class GatewaySettings(CommonSettings):
     gateway_host: str = "127.0.0.1"
@@ -19,11 +36,12 @@ class GatewaySettings(CommonSettings):
     # Prometheus /metrics on a port of its own (as the game services), not on
     # the API port the ingress publishes; 0 = not served.
     metrics_port: int = 9100
-    # The games: ``name=host:port`` each, comma-separated. The launcher, the
-    # tests' stack and the Kubernetes ConfigMap set it; everything else about
-    # a game the gateway learns from the game's Describe. Calls are spread
-    # over every address the host name resolves to (a headless Service lists
-    # its pods); a fixed set of replicas is ``name=ip:port ip:port …``.
+    # The games: ``name=host[:port]`` each, comma-separated; without a port,
+    # GAME_GRPC_PORT (a cluster's). The launcher, the tests' stack and the
+    # Kubernetes ConfigMap set it; everything else about a game the gateway
+    # learns from the game's Describe. Calls are spread over every address the
+    # host name resolves to (a headless Service lists its pods); a fixed set of
+    # replicas is ``name=ip[:port] ip[:port] …``.
     games: str = ""
     jwt_private_key: str = ""  # PEM; else the keys folder's signing key
     access_token_ttl_seconds: int = 3600
@@ -67,8 +85,13 @@ class GatewaySettings(CommonSettings):
 
     @property
     def game_addresses(self) -> dict[str, str]:
+        """Game name → ``host:port`` (or ``ip:port ip:port …``), each port
+        GAME_GRPC_PORT unless GAMES names one."""
         pairs = (item.strip().partition("=") for item in self.games.split(",") if item.strip())
-        return {name.strip(): address.strip() for name, _, address in pairs}
+        return {
+            name.strip(): " ".join(with_port(replica) for replica in address.split())
+            for name, _, address in pairs
+        }
 
     @property
     def auth_per_client(self) -> Limit:

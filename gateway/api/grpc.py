@@ -23,9 +23,9 @@ from gateway.api.face import OPEN, Servicer
 from gateway.api.moderation import ModerationServicer
 from gateway.api.platform import PlatformServicer
 from gateway.api.social import SocialServicer
-from gateway.moderation.bans import Bans
 from gateway.platform import Platform
 from services.core import guard, strict
+from services.core.bans import Bans
 from services.core.errors import permission_denied
 from services.core.guard import CallGuard
 from services.core.server import start_grpc
@@ -62,7 +62,7 @@ def _ended_by_ban(
     bans: Bans, behaviour: Callable[..., AsyncIterator[Any]]
 ) -> Callable[..., AsyncIterator[Any]]:
     """A stream (a feed) that ends PERMISSION_DENIED ``banned`` as soon as
-    its caller is banned, on any replica (gateway/moderation/bans.py)."""
+    its caller is banned, on any replica (services/core/bans.py)."""
 
     async def stream(request: Any, context: Any) -> AsyncIterator[Any]:
         banned = asyncio.Event()

@@ -19,8 +19,7 @@ import contextlib
 import logging
 from collections.abc import Iterable
 
-from gateway import pubsub
-from services.core import keys, tracing
+from services.core import keys, pubsub, tracing
 from services.core.store import RedisClient
 
 log = logging.getLogger("rodada.gateway.matchmaking")

@@ -20,9 +20,9 @@ from rodada.platform.v1 import moderation_pb2 as pb
 from rodada.platform.v1 import social_pb2
 
 from gateway.accounts import ROLES
-from gateway.moderation.bans import Bans
 from gateway.paging import page
 from services.core import keys
+from services.core.bans import Bans
 from services.core.errors import Refused, conflict, invalid, not_found, permission_denied
 from services.core.store import RedisClient
 from services.core.tokens import Identity

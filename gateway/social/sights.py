@@ -23,9 +23,8 @@ from typing import cast
 
 import orjson
 
-from gateway import pubsub
 from gateway.social.chat import ChatSight
-from services.core import keys
+from services.core import keys, pubsub
 from services.core.store import RedisClient
 
 log = logging.getLogger("rodada.gateway.social")

@@ -1,5 +1,7 @@
-"""Feeds: a match's history as it happens, to everyone watching, for as long
-as the match lasts.
+"""Feeds: a table's history as it happens, to everyone watching, for as long
+as its match lasts. The one way any process reads a history live: the
+gateway's table feeds (both faces) and a game service's ``Watch`` are
+listeners of a hub; nothing else reads the stream or the live channel.
 
 Every write to a match publishes its new events (and, while someone
 watches, every audience's snapshot) on the match's live channel

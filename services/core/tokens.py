@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
+from collections.abc import Container
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -147,6 +148,9 @@ class TokenVerifier:
     def __init__(self, public_keys: list[Ed25519PublicKey]) -> None:
         self._keys = {key_id(k): k for k in public_keys}
         self._verified: dict[tuple[str, str], tuple[Identity, float]] = {}
+        # Users whose tokens are refused at once, though they live on until
+        # they expire (services/core/bans.py keeps it current).
+        self.banned: Container[str] = ()
 
     def replace_keys(self, public_keys: list[Ed25519PublicKey]) -> None:
         """Take a new key set (after a rotation); tokens of dropped keys stop
@@ -163,16 +167,23 @@ class TokenVerifier:
         jti = claims.get("jti")
         if not isinstance(jti, str):
             raise TokenError("refresh token without an id")
-        return Identity(str(claims["sub"]), str(claims.get("name", "")), str(claims["role"])), jti
+        return self._unbanned(
+            Identity(str(claims["sub"]), str(claims.get("name", "")), str(claims["role"]))
+        ), jti
 
     def verify(self, token: str, kind: str = "access") -> Identity:
         cached = self._verified.get((token, kind))
         if cached is not None and cached[1] > time.time():
-            return cached[0]
+            return self._unbanned(cached[0])
         identity, expires = self._verify(token, kind)
         if len(self._verified) >= self.CACHE_SIZE:
             self._verified.clear()  # crude but bounded; refilled by the next calls
         self._verified[(token, kind)] = (identity, expires)
+        return self._unbanned(identity)
+
+    def _unbanned(self, identity: Identity) -> Identity:
+        if identity.user_id in self.banned:
+            raise TokenError("this account is banned")
         return identity
 
     def _verify(self, token: str, kind: str) -> tuple[Identity, float]:

@@ -98,7 +98,9 @@ class Game:
     name: str
     title: str
     messages: ModuleType  # the generated proto module: Options, Action, View, Event
-    ports: tuple[int, int]  # default gRPC and metrics ports
+    # gRPC and metrics ports with every game on one host (make run, the tests'
+    # stack); GRPC_PORT / METRICS_PORT win (in a cluster: the same for every game).
+    ports: tuple[int, int]
     modes: tuple[Mode, ...]
     leaving: str  # LeavingPolicy value name
     claims: str  # ClaimPolicy value name

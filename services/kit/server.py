@@ -14,6 +14,7 @@ from prometheus_client import start_http_server
 from rodada.common.v1 import match_pb2, match_pb2_grpc
 
 from services.core import keys, logs, metrics, tracing
+from services.core.bans import Bans
 from services.core.feeds import FeedHub
 from services.core.guard import CallGuard
 from services.core.server import public_keys, reload_keys, serve_grpc
@@ -54,6 +55,11 @@ async def serve(game: Game, settings: ServiceSettings) -> None:
         redis, keys.match, settings.match_ttl_seconds, await publish_command(redis, settings.redis_cluster)
     )
     hub = FeedHub(redis, store)
+    # A ban refuses the user's tokens here at once, as at the gateway: a
+    # mobile app may reach a game service directly.
+    bans = Bans(redis)
+    await bans.start()
+    verifier.banned = bans
     servicer = MatchServicer(game, store, hub, settings.actions)
     grpc_port, metrics_port = game.ports
     address = f"{settings.grpc_host}:{settings.grpc_port or grpc_port}"
@@ -76,6 +82,7 @@ async def serve(game: Game, settings: ServiceSettings) -> None:
     finally:
         for task in tasks:
             task.cancel()
+        await bans.close()
         await redis.aclose()
 
 

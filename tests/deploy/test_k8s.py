@@ -7,10 +7,12 @@ checked on the built output, the NetworkPolicies are evaluated as a small
 policy engine would, and the Dockerfile is checked statically (no Docker
 engine here); its HEALTHCHECK script runs against the real platform.
 
-The games are the ones the code declares (``services.kit.game.discover()``),
-each on its own ports (``GAME.ports``); the manifests list them once, in
-deploy/k8s/base/games/kustomization.yaml, and every test below holds the
-rest of deploy/ to that list."""
+The games are the ones the code declares (``services.kit.game.discover()``);
+the manifests list them once, in deploy/k8s/base/games/kustomization.yaml,
+and every test below holds the rest of deploy/ to that list. In a cluster
+every game listens on the same two ports (each pod has its own address),
+declared once in the game component as GRPC_PORT and METRICS_PORT; no game's
+folder and no GAMES entry names a port (``GAME.ports`` are for one host)."""
 
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from gateway.settings import GatewaySettings, MatchmakingSettings
+from gateway.settings import GAME_GRPC_PORT, GatewaySettings, MatchmakingSettings
 from services.core.settings import ServiceSettings
 from services.kit.game import discover, service_modules
 from tests.deploy import DEPLOY, REPO, by_kind, kustomize
@@ -69,9 +71,16 @@ WORKLOADS = ["gateway", *GAMES]
 GAMES_LIST = K8S / "base" / "games" / "kustomization.yaml"  # the one list of games
 
 
-def ports_of(deployment_name: str) -> tuple[int, int]:
-    """(gRPC, metrics) ports the game declares."""
-    return DECLARED[GAMES[deployment_name]].ports
+GAME_COMPONENT = K8S / "components" / "game"
+
+
+def component_ports() -> dict[str, int]:
+    """The ports every game listens on in a cluster, as the game component
+    declares them (its Deployment template's GRPC_PORT and METRICS_PORT),
+    by the container port's name."""
+    deployment = yaml.safe_load((GAME_COMPONENT / "deployment.yaml").read_text())
+    env = {e["name"]: e["value"] for e in container_of(deployment).get("env", [])}
+    return {"grpc": int(env["GRPC_PORT"]), "metrics": int(env["METRICS_PORT"])}
 
 
 def env_names(settings: type[Any]) -> set[str]:
@@ -234,13 +243,18 @@ def test_workload(overlay: str, workload: str) -> None:
     else:
         game = GAMES[workload]
         assert container["args"] == [MODULES[game]]
-        grpc_port, metrics_port = ports_of(workload)
-        assert ports == {"grpc": grpc_port, "metrics": metrics_port}
+        # Every game on the component's two ports, whatever its GAME.ports:
+        # the container ports are where the process listens (GRPC_PORT and
+        # METRICS_PORT, which ServiceSettings reads and which win over
+        # GAME.ports), set on the game's container only (in rodada-config
+        # METRICS_PORT would move the gateway's too).
+        assert ports == component_ports()
         assert pod_labels["app.kubernetes.io/component"] == "game"
-        # The service listens on the ports its game declares: nothing may
-        # move it (no GRPC_PORT / METRICS_PORT for every game to share).
-        variables = {e["name"] for e in container.get("env", [])} | set(settings)
-        assert not variables & {"GRPC_PORT", "METRICS_PORT", "GRPC_HOST"}, variables
+        env = {e["name"]: e["value"] for e in container["env"]}
+        assert env == {"GRPC_PORT": str(ports["grpc"]), "METRICS_PORT": str(ports["metrics"])}
+        assert set(env) <= env_names(ServiceSettings)
+        assert not {"GRPC_PORT", "METRICS_PORT", "GRPC_HOST"} & set(settings), "not for the gateway"
+        metrics_port = ports["metrics"]
     annotations = spec["template"]["metadata"]["annotations"]
     assert annotations["prometheus.io/scrape"] == "true"
     assert annotations["prometheus.io/port"] == str(metrics_port)
@@ -254,7 +268,7 @@ def test_workload(overlay: str, workload: str) -> None:
             assert probe["httpGet"]["path"] == ("/livez" if probe_name == "livenessProbe" else "/healthz")
             assert probe["httpGet"]["port"] in ("http", GATEWAY_HTTP_PORT)
         else:
-            assert probe["grpc"]["port"] == ports_of(workload)[0]
+            assert probe["grpc"]["port"] == ports["grpc"]
     if workload != "gateway":
         assert container["readinessProbe"]["grpc"]["service"] == MATCH_SERVICE
 
@@ -312,8 +326,7 @@ def test_workload(overlay: str, workload: str) -> None:
     service = by_kind(resources, "Service")[workload]
     assert service["spec"]["selector"] and selects({"matchLabels": service["spec"]["selector"]}, pod_labels)
     service_ports = {p["name"]: (p["port"], p["targetPort"]) for p in service["spec"]["ports"]}
-    for name, port in ports.items():
-        assert service_ports[name] == (port, name)
+    assert service_ports == {name: (port, name) for name, port in ports.items()}
     if workload != "gateway":
         assert service["spec"]["clusterIP"] == "None"
         assert service["metadata"]["labels"]["rodada/game"] == GAMES[workload]
@@ -376,18 +389,36 @@ def test_config_names_only_variables_the_code_reads(overlay: str) -> None:
 @pytest.mark.parametrize("overlay", OVERLAYS)
 def test_games_names_every_game_at_its_service(overlay: str) -> None:
     """GAMES (what the gateway calls) has every game the code declares, each
-    at its headless Service's name and gRPC port, which is the game's own."""
+    resolving to its headless Service's name and the port every game listens
+    on in a cluster: the gateway's default (GAME_GRPC_PORT), the component's
+    GRPC_PORT, the Service's gRPC port and the pods' (a headless Service's
+    name resolves to the pods' addresses, so the client reaches the container
+    port itself)."""
     resources = build(overlay)
     services = by_kind(resources, "Service")
+    deployments = by_kind(resources, "Deployment")
     addresses = games_setting(resources)
     assert set(addresses) == set(DECLARED)
+    assert component_ports()["grpc"] == GAME_GRPC_PORT
     for name, address in addresses.items():
         host, _, port = address.rpartition(":")
         service = services[host]
         assert host == k8s_name(name) and service["metadata"]["labels"]["rodada/game"] == name
         assert service["spec"]["clusterIP"] == "None"
         grpc_port = {p["name"]: p["port"] for p in service["spec"]["ports"]}["grpc"]
-        assert int(port) == grpc_port == DECLARED[name].ports[0]
+        pod_ports = {p["name"]: p["containerPort"] for p in container_of(deployments[host])["ports"]}
+        assert int(port) == grpc_port == pod_ports["grpc"] == GAME_GRPC_PORT
+
+
+def port_keys(node: Any) -> set[str]:
+    """Every key of a YAML document that names a port (ports, port,
+    containerPort, targetPort, …), at any depth."""
+    if isinstance(node, dict):
+        found = {key for key in node if "port" in str(key).lower()}
+        return found.union(*(port_keys(value) for value in node.values()))
+    if isinstance(node, list):
+        return set().union(*(port_keys(item) for item in node))
+    return set()
 
 
 def test_the_games_are_listed_in_one_file() -> None:
@@ -405,8 +436,16 @@ def test_the_games_are_listed_in_one_file() -> None:
     (literal,) = generator["literals"]
     key, _, value = literal.partition("=")
     assert key == "GAMES"
+    # name=host, no port: the gateway adds the one every game listens on.
+    entries = dict(entry.strip().split("=") for entry in value.split(","))
+    assert entries == {name: k8s_name(name) for name in DECLARED}
     addresses = GatewaySettings(games=value).game_addresses
-    assert addresses == {name: f"{k8s_name(name)}:{game.ports[0]}" for name, game in DECLARED.items()}
+    assert addresses == {name: f"{k8s_name(name)}:{GAME_GRPC_PORT}" for name in DECLARED}
+    # No game's folder names a port: the game component adds them.
+    for folder in folders:
+        for path in (GAMES_LIST.parent / folder).iterdir():
+            for document in yaml.safe_load_all(path.read_text()):
+                assert not port_keys(document), f"{folder}/{path.name} names a port: {port_keys(document)}"
     # Nothing else in the manifests or the monitoring names a game.
     names = {*DECLARED, *GAMES}
     word = re.compile(
@@ -614,8 +653,9 @@ def test_network_policies(overlay: str) -> None:
             "metadata"
         ]["name"]
 
+    grpc_port, metrics_port = component_ports()["grpc"], component_ports()["metrics"]
     for name, game in games.items():
-        grpc_port, metrics_port = ports_of(name)
+        assert game.ports == component_ports(), name
         # Only the gateway and the ingress controller reach a game's gRPC port.
         assert allowed(policies, gateway, game, grpc_port)
         assert allowed(policies, ingress_controller, game, grpc_port)

@@ -18,6 +18,7 @@ import grpc
 import httpx
 import pytest
 import websockets
+from rodada.common.v1 import match_pb2, match_pb2_grpc
 from rodada.platform.v1 import moderation_pb2, moderation_pb2_grpc, social_pb2, social_pb2_grpc
 
 from services.core.errors import error_reason
@@ -157,6 +158,17 @@ async def test_report_take_resolve_mute_remove_ban_and_the_audit_log(
     assert login.status_code == 403 and login.json()["error"]["code"] == "banned"
     refresh = await two.post("/v1/auth/refresh", json={"refresh_token": bia.refresh_token})
     assert refresh.status_code == 401
+    # A game service reached directly (as a mobile app may) refuses her
+    # token too; it heard the ban on its own (it was not told by a gateway).
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{mod_stack.grpc_ports['yatzy']}") as channel:
+        yatzy = match_pb2_grpc.MatchServiceStub(channel)
+        view = match_pb2.GetViewRequest(match_id=table_id)
+        with pytest.raises(grpc.aio.AioRpcError) as direct:
+            await yatzy.GetView(view, metadata=bearer(bia.token))
+        assert direct.value.code() == grpc.StatusCode.UNAUTHENTICATED, direct.value
+        with pytest.raises(grpc.aio.AioRpcError) as allowed:  # Ana's token is fine: no match yet
+            await yatzy.GetView(view, metadata=bearer(ana.token))
+        assert error_reason(allowed.value) == "match_not_found"
     assert await refused(mo.call("POST", f"/v1/moderation/users/{adm.user_id}/ban", {})) == (
         409,
         "staff_user",

@@ -1,21 +1,20 @@
 /** Private messages with one friend: the kept history, then each message
  * as the social feed brings it. Text is text (Preact sets it so), never
  * markup. A message can be reported, and its sender blocked. */
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import type { ChatMessage } from "../../api/types";
 import type { Go } from "../app";
 import { t } from "../i18n";
 import { client, errorText } from "../session";
 import { social, useSocial } from "../social";
 import { Card, ErrorNote, useAction } from "../ui/parts";
+import { Say, useScrolledToEnd } from "../ui/say";
 import { Moderate } from "./moderate";
 
 export function MessagesScreen({ userId, userName, go }: { userId: string; userName: string; go: Go }) {
   const { events } = useSocial();
   const [history, setHistory] = useState<ChatMessage[] | null>(null);
-  const [text, setText] = useState("");
   const action = useAction();
-  const list = useRef<HTMLOListElement>(null);
   const me = client.user?.id ?? "";
 
   useEffect(() => {
@@ -29,20 +28,10 @@ export function MessagesScreen({ userId, userName, go }: { userId: string; userN
     .filter((m) => (m.sender_id === userId && m.recipient_id === me) || (m.sender_id === me && m.recipient_id === userId));
   const seen = new Set<string>();
   const messages = [...(history ?? []), ...live].filter((m) => !seen.has(m.id) && seen.add(m.id));
-  useEffect(() => {
-    const element = list.current;
-    if (element) element.scrollTop = element.scrollHeight;
-  }, [messages.length]);
-
-  const send = (event: Event) => {
-    event.preventDefault();
-    const message = text;
-    if (!message.trim()) return;
-    action.run(async () => {
-      const sent = await client.sendMessage(userId, message);
-      setHistory((known) => [...(known ?? []), sent]);
-      setText("");
-    });
+  const list = useScrolledToEnd(messages.length);
+  const send = async (message: string) => {
+    const sent = await client.sendMessage(userId, message);
+    setHistory((known) => [...(known ?? []), sent]);
   };
   return (
     <div class="community conversation">
@@ -63,12 +52,7 @@ export function MessagesScreen({ userId, userName, go }: { userId: string; userN
             ))}
           </ol>
         )}
-        <form class="say" onSubmit={send}>
-          <label for="message-text" class="visually-hidden">{t.chat.label}</label>
-          <input id="message-text" value={text} autocomplete="off" placeholder={t.chat.placeholder} maxLength={500}
-            onInput={(e) => setText((e.target as HTMLInputElement).value)} />
-          <button type="submit" data-action="message-send" disabled={action.busy}>{t.chat.send}</button>
-        </form>
+        <Say name="message" action={action} send={send} />
         <ErrorNote error={action.error} />
         <p><button type="button" class="quiet" onClick={() => go({ name: "friends" })}>{t.messages.back}</button></p>
       </Card>

@@ -1,37 +1,24 @@
 /** Table chat: the players' channel for the seated, the spectators' for
  * everyone else (players never see it). Messages are text, never markup
  * (Preact sets them as text). */
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
 import type { ChatMessage } from "../../api/types";
 import { t } from "../i18n";
 import { Moderate, blockedHere } from "../screens/moderate";
 import { client } from "../session";
 import { ErrorNote, useAction } from "../ui/parts";
+import { Say, useScrolledToEnd } from "../ui/say";
 
 export type { ChatMessage };
 
 export function Chat({ tableId, messages, seated, closed }: {
   tableId: string; messages: ChatMessage[]; seated: boolean; closed: boolean;
 }) {
-  const [text, setText] = useState("");
   const [, setBlocked] = useState(0);
   const me = client.user?.id;
   const shown = messages.filter((m) => !blockedHere.has(m.sender_id));
   const action = useAction();
-  const list = useRef<HTMLOListElement>(null);
-  useEffect(() => {
-    const element = list.current;
-    if (element) element.scrollTop = element.scrollHeight;
-  }, [messages.length]);
-  const send = (event: Event) => {
-    event.preventDefault();
-    const message = text;
-    if (!message.trim()) return;
-    action.run(async () => {
-      await client.sendTableMessage(tableId, message);
-      setText("");
-    });
-  };
+  const list = useScrolledToEnd(messages.length);
   return (
     <section class="card chat" aria-labelledby="chat-title">
       <h2 id="chat-title">{t.chat.title}</h2>
@@ -47,12 +34,7 @@ export function Chat({ tableId, messages, seated, closed }: {
         ))}
       </ol>
       {closed ? <p class="muted">{t.chat.closed}</p> : (
-        <form class="say" onSubmit={send}>
-          <label for="chat-text" class="visually-hidden">{t.chat.label}</label>
-          <input id="chat-text" value={text} autocomplete="off" placeholder={t.chat.placeholder}
-            onInput={(e) => setText((e.target as HTMLInputElement).value)} />
-          <button type="submit" data-action="chat-send" disabled={action.busy}>{t.chat.send}</button>
-        </form>
+        <Say name="chat" action={action} send={(message) => client.sendTableMessage(tableId, message)} />
       )}
       <ErrorNote error={action.error} />
     </section>

@@ -2,7 +2,7 @@
 
 The gateway hears three kinds of notice this way: matchmaking tickets closed
 (gateway/matchmaking/notices.py), blocks (gateway/social/sights.py) and bans
-(gateway/moderation/bans.py). Each notice is only a hint over what Redis
+(bans.py); the game services hear the bans too. Each notice is only a hint over what Redis
 stores, so a listener re-reads the stored truth every time it (re)subscribes:
 one lost while it was not listening changes nothing. Classic pub/sub, not
 sharded: a Redis Cluster forwards a PUBLISH to every node, so one connection
@@ -22,7 +22,7 @@ from redis.asyncio.cluster import RedisCluster
 from services.core.store import RedisClient
 from services.core.tasks import cancel_requested
 
-log = logging.getLogger("rodada.gateway.pubsub")
+log = logging.getLogger("rodada.pubsub")
 
 # How long one read waits for a message (and a follower for the subscription).
 LISTEN_POLL_SECONDS = 5.0

@@ -1,11 +1,13 @@
-"""Bans, known to every replica at once.
+"""Bans, known to every process at once: each gateway replica and each game
+service replica.
 
 The banned set is stored in Redis (``keys.BANNED``); each replica keeps it
 in memory (loaded at start and at every (re)subscription, so a notice lost
 while it was not listening changes nothing) and hears each ban and unban on
 one pub/sub channel (``keys.BANS``). A banned user's tokens are refused by
-the token check of both faces (gateway/sessions.py), and the feeds this
-replica serves them are ended through the stops registered here.
+every token check (``TokenVerifier.banned``): both faces of the gateway and
+every game service reached directly; the feeds a gateway replica serves them
+are ended through the stops registered here.
 """
 
 from __future__ import annotations
@@ -14,18 +16,16 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from typing import cast
 
-from gateway import pubsub
-from services.core import keys
+from services.core import keys, pubsub
 from services.core.store import RedisClient
 
-log = logging.getLogger("rodada.gateway.moderation")
+log = logging.getLogger("rodada.bans")
 
 
 class Bans:
     def __init__(self, redis: RedisClient) -> None:
-        self.redis = redis  # str replies
+        self.redis = redis
         self._banned: frozenset[str] = frozenset()
         self._stops: dict[str, set[Callable[[], None]]] = {}
         self._task: asyncio.Task[None] | None = None
@@ -78,7 +78,8 @@ class Bans:
                 stop()
 
     async def _reload(self) -> None:
-        banned = frozenset(cast(set[str], await self.redis.smembers(keys.BANNED)))
+        stored: set[bytes | str] = await self.redis.smembers(keys.BANNED)
+        banned = frozenset(m.decode() if isinstance(m, bytes) else m for m in stored)
         for user_id in banned - self._banned:
             self._apply(user_id, True)
         self._banned = banned
