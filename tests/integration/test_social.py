@@ -21,7 +21,7 @@ import pytest
 from redis import Redis
 from rodada.platform.v1 import platform_pb2, platform_pb2_grpc, social_pb2, social_pb2_grpc
 
-from gateway.moderation import keys as mod_keys
+from services.core import keys
 from tests.conftest import TEST_PACKAGES
 from tests.integration.grpc_client import bearer, refusal, unpack
 from tests.integration.http_client import ApiRefused, Player, register
@@ -257,7 +257,7 @@ async def test_chat_abuse_is_refused_or_made_inert(
     assert (refused.value.status, refused.value.code) == (404, "message_not_found")
     # Filed in the moderators' queue (tests/integration/test_moderation.py).
     with Redis.from_url(social_stack.redis_url, decode_responses=True) as redis:
-        reports = [redis.hgetall(mod_keys.report(i)) for i in redis.zrange(mod_keys.OPEN, 0, -1)]
+        reports = [redis.hgetall(keys.report(i)) for i in redis.zrange(keys.REPORTS_OPEN, 0, -1)]
     (report,) = [r for r in reports if r["reporter_id"] == gil.user_id]
     assert (report["reporter_id"], report["sender_id"], report["text"], report["reason"]) == (
         gil.user_id,
