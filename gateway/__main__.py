@@ -1,5 +1,6 @@
-"""``python -m gateway``: serve the HTTP API (uvicorn) and the gRPC face,
-and the Prometheus metrics on METRICS_PORT.
+"""``python -m gateway``: serve the HTTP API (uvicorn; granian was measured
+and lost, BENCHMARKS.md) and the gRPC face, and the Prometheus metrics on
+METRICS_PORT.
 
 On SIGTERM the replica drains: readiness (/healthz) fails at once, so load
 balancers stop sending; after half of DRAIN_SECONDS the feeds are told to
@@ -17,6 +18,7 @@ import uvicorn
 from prometheus_client import start_http_server
 
 from gateway.app import FastPath, create_app
+from gateway.feed_protocol import FeedProtocol
 from gateway.settings import GatewaySettings
 from gateway.sockets import FeedSockets
 from services.core import logs, tracing
@@ -39,7 +41,7 @@ async def serve(settings: GatewaySettings) -> None:
         # Compression costs ~40 KB of state per open WebSocket (measured):
         # more than an idle feed may cost.
         ws_per_message_deflate=False,
-        ws="wsproto",
+        ws=FeedProtocol,  # wsproto's, without the handshake kept by every open socket
         timeout_graceful_shutdown=max(1, int(settings.drain_seconds / 2)),
         lifespan="on",
     )

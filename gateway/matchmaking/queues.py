@@ -108,6 +108,7 @@ from gateway.settings import MatchmakingSettings
 from gateway.tables import Tables
 from services.core import keys
 from services.core.errors import Refused, conflict, invalid, not_found, permission_denied
+from services.core.pipelining import CoalescedScript
 from services.core.store import RedisClient
 from services.core.tasks import cancel_requested
 from services.core.tokens import Identity
@@ -240,9 +241,14 @@ class Matchmaking:
         self._lease_ms = int(max(2.0, 5 * settings.cycle_seconds) * 1000)
         self._reported: set[tuple[str, str]] = set()
         script = self.redis.register_script
-        self._create, self._join, self._status = script(CREATE), script(JOIN), script(STATUS)
-        self._close, self._take, self._claim = script(CLOSE), script(TAKE), script(CLAIM)
-        self._finish, self._swap = script(FINISH), script(SWAP)
+        # A ticket's own scripts (its player's lock, the ticket, its status)
+        # run once or more per ticket, and a burst makes thousands at once:
+        # those made in one turn of the event loop share a round trip
+        # (services/kit/pipelining.py), as the game services' commits do.
+        self._create, self._status = CoalescedScript(redis, CREATE), CoalescedScript(redis, STATUS)
+        self._swap = CoalescedScript(redis, SWAP)
+        self._join, self._close, self._take = script(JOIN), script(CLOSE), script(TAKE)
+        self._claim, self._finish = script(CLAIM), script(FINISH)
         self._register, self._prune = script(REGISTER), script(PRUNE)
         self.notices = TicketNotices(redis)
         # Set when a ticket enters a queue here: the matcher looks at once.
@@ -287,13 +293,15 @@ class Matchmaking:
         ticket_id = queue.hash + secrets.token_hex(8)
         # Shielded: a request abandoned midway must not leave a live ticket
         # whose player lock was never confirmed (and so would expire).
-        await asyncio.shield(self._enqueue(user, queue, ticket_id, rating, party))
-        return await self.describe(ticket_id, user)
+        status = await asyncio.shield(self._enqueue(user, queue, ticket_id, rating, party))
+        return _view(status, user.user_id, time.time())
 
     async def _enqueue(
         self, user: Identity, queue: Queue, ticket_id: str, rating: float, party: bool
-    ) -> None:
-        """Claim the player, then write the ticket, then confirm the claim."""
+    ) -> Status:
+        """Claim the player, then write the ticket, then confirm the claim;
+        the ticket as written (the script answers as :meth:`status` would:
+        the reply reads nothing more)."""
         code = secrets.token_urlsafe(9) if party else ""
         await self._claim_player(user.user_id, ticket_id)
         created = False
@@ -304,8 +312,13 @@ class Matchmaking:
                 await self.redis.set(keys.mm_party(code), ticket_id, ex=PARTY_CODE_SECONDS)
             doc = {"queue": queue.spec(), "leader": user.user_id, "party": party, "created_at": now}
             member = {"user_id": user.user_id, "name": user.name, "role": user.role, "rating": rating}
-            await self._create(
-                keys=[keys.mm_ticket(ticket_id), queue.key("waiting"), queue.key("alive")],
+            reply = await self._create(
+                keys=[
+                    keys.mm_ticket(ticket_id),
+                    queue.key("waiting"),
+                    queue.key("alive"),
+                    queue.key("waits"),
+                ],
                 args=[
                     ticket_id,
                     orjson.dumps(doc),
@@ -324,6 +337,7 @@ class Matchmaking:
             if not created:
                 await self._release_players(ticket_id, [user.user_id])
         await self._hold_player(user.user_id, ticket_id)
+        return _status(ticket_id, reply)
 
     async def join_party(self, user: Identity, code: str) -> dict[str, Any]:
         """The friend joins the party ``code`` names: the ticket enters its
@@ -485,12 +499,10 @@ class Matchmaking:
         )
         if not reply:
             raise not_found("ticket_not_found", f"no ticket {ticket_id!r}")
-        flat, rank, length, waits = reply
-        ticket = Ticket.parse(ticket_id, dict(zip(flat[::2], flat[1::2], strict=True)))
-        if not ticket.has_member(user_id):
+        status = _status(ticket_id, reply)
+        if not status.ticket.has_member(user_id):
             raise permission_denied("not_your_ticket", "this ticket is someone else's")
-        position = int(rank) + 1 if int(rank) >= 0 else None
-        return Status(ticket, position, int(length), [float(w) for w in waits])
+        return status
 
     async def _load(self, ticket_id: str) -> Ticket | None:
         fields = cast(dict[str, str], await self.redis.hgetall(keys.mm_ticket(ticket_id)))
@@ -543,8 +555,11 @@ class Matchmaking:
         self._registered[queue.hash] = now
 
     async def _release_players(self, ticket_id: str, user_ids: Sequence[str]) -> None:
-        for user_id in user_ids:
-            await self._swap(keys=[keys.mm_player(user_id)], args=[ticket_id, "", 0])
+        # At once: each lock is its own compare-and-delete, and together they
+        # share a round trip.
+        await asyncio.gather(
+            *(self._swap(keys=[keys.mm_player(user_id)], args=[ticket_id, "", 0]) for user_id in user_ids)
+        )
 
     async def _after_close(self, ticket_id: str) -> None:
         """Free the players of a ticket that was cancelled or dropped."""
@@ -770,8 +785,7 @@ class Matchmaking:
         if not finished:
             return False  # another replica closed it
         await self.notices.publish(tickets)
-        for ticket_id, ticket in tickets.items():
-            await self._release_players(ticket_id, list(ticket["seats"]))
+        await asyncio.gather(*(self._release_players(t, list(tickets[t]["seats"])) for t in tickets))
         if state == MATCHED:
             metrics.MATCHMAKING_MATCHES.labels(queue.game, queue.mode).inc()
             if any(player.get("cpu") for player in plan["players"]):
@@ -816,6 +830,15 @@ def _plan(
         "players": players,
         "tickets": tickets,
     }
+
+
+def _status(ticket_id: str, reply: list[Any]) -> Status:
+    """The STATUS (or CREATE) script's answer: the ticket's fields, its rank
+    in the waiting set (-1: not waiting), the set's size, the recent waits."""
+    flat, rank, length, waits = reply
+    ticket = Ticket.parse(ticket_id, dict(zip(flat[::2], flat[1::2], strict=True)))
+    position = int(rank) + 1 if int(rank) >= 0 else None
+    return Status(ticket, position, int(length), [float(w) for w in waits])
 
 
 def _view(status: Status, viewer: str, now: float) -> dict[str, Any]:

@@ -3,7 +3,9 @@ touching only keys of one queue (its ``{mm:<queue>}`` hash tag), so each is
 atomic on a Redis Cluster too. See ``queues.py`` for the keys and the
 guarantees they give."""
 
-# KEYS: ticket, waiting, alive. ARGV: id, doc, members, state, now, alive until, party code, user.
+# Answers as STATUS does, so that the reply needs no read of its own.
+# KEYS: ticket, waiting, alive, waits. ARGV: id, doc, members, state, now,
+# alive until, party code, user.
 CREATE = """
 redis.call('HSET', KEYS[1], 'doc', ARGV[2], 'members', ARGV[3], 'state', ARGV[4])
 if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'party_code', ARGV[7]) end
@@ -12,7 +14,9 @@ if ARGV[4] == 'waiting' then
   redis.call('ZADD', KEYS[2], ARGV[5], ARGV[1])
 end
 redis.call('ZADD', KEYS[3], ARGV[6], ARGV[1] .. '|' .. ARGV[8])
-return 1
+local rank = redis.call('ZRANK', KEYS[2], ARGV[1]) or -1
+local waits = redis.call('LRANGE', KEYS[4], 0, -1)
+return {redis.call('HGETALL', KEYS[1]), rank, redis.call('ZCARD', KEYS[2]), waits}
 """
 
 # The friend joins a party that still waits for one. KEYS: ticket, waiting,

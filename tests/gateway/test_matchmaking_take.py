@@ -43,7 +43,7 @@ async def waiting_ticket(mm: Matchmaking, user: str, alive_until: float) -> str:
     doc = {"queue": QUEUE.spec(), "leader": user, "party": False, "created_at": now}
     member = {"user_id": user, "name": user, "role": "guest", "rating": 1500.0}
     await mm._create(
-        keys=[keys.mm_ticket(ticket_id), QUEUE.key("waiting"), QUEUE.key("alive")],
+        keys=[keys.mm_ticket(ticket_id), QUEUE.key("waiting"), QUEUE.key("alive"), QUEUE.key("waits")],
         args=[ticket_id, orjson.dumps(doc), orjson.dumps([member]), WAITING, now, alive_until, "", user],
     )
     return ticket_id
