@@ -696,8 +696,10 @@ async function community(browser) {
   await bia.locator(".invites-banner [data-action=accept-invite]").waitFor({ timeout: STEP_MS });
   shots.push(await screen(bia, "invite-received-phone-pt"));
   await bia.click(".invites-banner [data-action=accept-invite]");
-  await ana.locator(".seats li:nth-child(3) strong", { hasText: biaName }).waitFor({ timeout: STEP_MS });
-  // The last seat taken may start the match by itself; else the host does.
+  // Bia seated opposite; the last seat taken may start the match by itself
+  // (then the match replaces the seats at once, before a slow page draws them).
+  await ana.locator(".match, .seats li:nth-child(3) strong:has-text(" + JSON.stringify(biaName) + ")")
+    .first().waitFor({ timeout: STEP_MS });
   await ana.waitForSelector(".match, [data-action=start]:not([disabled])", { timeout: STEP_MS });
   if (!(await ana.locator(".match").count())) await ana.click("[data-action=start]", { timeout: 2000 }).catch(() => undefined);
   for (const page of [ana, bia]) await page.waitForSelector(".match", { timeout: STEP_MS });
