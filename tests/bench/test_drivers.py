@@ -117,14 +117,19 @@ def test_the_floors_are_measured_and_every_path_is_read_against_its_own(
     rodada: bench.Rodada, tmp_path: Path
 ) -> None:
     floors = bench_floors.measure(tmp_path, SECONDS, WARMUP, callers=4)
-    assert set(floors) == {"grpc", "asgi", "redis"}
+    assert set(floors) == {"grpc", "asgi", "redis", "grpc+redis"}
     for floor in floors.values():
         assert floor["errors"] == 0 and floor["calls_per_second"] > 0 and floor["server_cpu_ms"] > 0, floors
-    row = rodada.row("web", MATCHES, 1)
-    text = bench_floors.describe(floors, [row])
-    multiple = row.cpu["gateway"] / floors["asgi"]["server_cpu_ms"]
+    # The call with a round trip costs more than the call alone: its CPU
+    # counts the echo's process and redis-server's.
+    assert floors["grpc+redis"]["server_cpu_ms"] > floors["grpc"]["server_cpu_ms"], floors
+    web, grpc_row = rodada.row("web", MATCHES, 1), rodada.row("grpc", MATCHES, 1)
+    text = bench_floors.describe(floors, [web, grpc_row])
+    multiple = web.cpu["gateway"] / floors["asgi"]["server_cpu_ms"]
     assert f"gateway {multiple:.1f}×" in text
-    assert f"yatzy {row.cpu['yatzy'] / floors['grpc']['server_cpu_ms']:.1f}×" in text
+    assert f"yatzy {web.cpu['yatzy'] / floors['grpc']['server_cpu_ms']:.1f}×" in text
+    both = bench.server_cpu(grpc_row) / floors["grpc+redis"]["server_cpu_ms"]
+    assert f"service + redis {both:.1f}× the call with a round trip" in text
 
 
 def test_engine_apply_times_every_game() -> None:
