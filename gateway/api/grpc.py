@@ -6,9 +6,7 @@ does not know (services/core/strict.py), as the HTTP face's JSON parser does."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import grpc
@@ -24,9 +22,7 @@ from gateway.api.moderation import ModerationServicer
 from gateway.api.platform import PlatformServicer
 from gateway.api.social import SocialServicer
 from gateway.platform import Platform
-from services.core import guard, strict
-from services.core.bans import Bans
-from services.core.errors import permission_denied
+from services.core import strict
 from services.core.guard import CallGuard
 from services.core.server import start_grpc
 
@@ -58,54 +54,12 @@ def _parser(descriptor: Any) -> Callable[[bytes], Message]:
     return parse
 
 
-def _ended_by_ban(
-    bans: Bans, behaviour: Callable[..., AsyncIterator[Any]]
-) -> Callable[..., AsyncIterator[Any]]:
-    """A stream (a feed) that ends PERMISSION_DENIED ``banned`` as soon as
-    its caller is banned, on any replica (services/core/bans.py)."""
-
-    async def stream(request: Any, context: Any) -> AsyncIterator[Any]:
-        banned = asyncio.Event()
-        unwatch = bans.watch(guard.caller().user_id, banned.set)
-        items = behaviour(request, context).__aiter__()
-        ban = asyncio.ensure_future(banned.wait())
-        step: asyncio.Future[Any] | None = None
-        try:
-            while True:
-                step = asyncio.ensure_future(anext(items))
-                await asyncio.wait({step, ban}, return_when=asyncio.FIRST_COMPLETED)
-                if not step.done():
-                    raise permission_denied("banned", "this account is banned")
-                try:
-                    item = step.result()
-                except StopAsyncIteration:
-                    return
-                step = None
-                yield item
-        finally:
-            unwatch()
-            ban.cancel()
-            if step is not None and not step.done():
-                # The client left or was banned mid-wait: stop the feed's own
-                # step first, so that its generator can close (and release).
-                step.cancel()
-                with contextlib.suppress(BaseException):
-                    await step
-            aclose = getattr(items, "aclose", None)
-            if aclose is not None:
-                with contextlib.suppress(Exception):
-                    await aclose()
-
-    return stream
-
-
 def _handlers(service: ServiceDescriptor, servicer: Servicer) -> grpc.GenericRpcHandler:
     handlers = {}
     for method in service.methods:
         serialize = message_factory.GetMessageClass(method.output_type).SerializeToString
         behaviour, parse = getattr(servicer, method.name), _parser(method.input_type)
-        if method.server_streaming:
-            behaviour = _ended_by_ban(servicer.p.bans, behaviour)
+        if method.server_streaming:  # the guard ends it if its caller is banned
             handlers[method.name] = grpc.unary_stream_rpc_method_handler(behaviour, parse, serialize)
         else:
             handlers[method.name] = grpc.unary_unary_rpc_method_handler(behaviour, parse, serialize)

@@ -15,6 +15,8 @@ once-per-method cache.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
@@ -28,8 +30,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from services.core import logs, metrics
-from services.core.errors import Refused, invalid, unauthenticated, unavailable
-from services.core.tokens import Identity, TokenError, TokenVerifier
+from services.core.errors import Refused, invalid, permission_denied, unauthenticated, unavailable
+from services.core.tokens import BannedUsers, Identity, TokenError, TokenVerifier
 
 CALLER: ContextVar[Identity | None] = ContextVar("caller", default=None)
 
@@ -159,7 +161,8 @@ class CallGuard(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         labels = (self._service, method)
         seconds = metrics.GRPC_SECONDS.labels(*labels)
         ok = metrics.GRPC_REQUESTS.labels(*labels, "OK")
-        verify = self._verifier.verify
+        verifier = self._verifier
+        verify = verifier.verify
         service, domain = self._service, self._domain
 
         def enter(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
@@ -215,7 +218,11 @@ class CallGuard(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             async def stream(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
                 try:
                     enter(request, context)
-                    async for item in inner_stream(request, context):
+                    items = inner_stream(request, context)
+                    identity = CALLER.get()
+                    if identity is not None:  # a ban ends it, whichever replica hears of it
+                        items = _until_banned(verifier.banned, identity.user_id, items)
+                    async for item in items:
                         yield item
                 except Exception as error:
                     await fail(context, error)
@@ -224,6 +231,41 @@ class CallGuard(grpc.aio.ServerInterceptor):  # type: ignore[misc]
 
             return grpc.unary_stream_rpc_method_handler(stream, deserialize, handler.response_serializer)
         return handler
+
+
+async def _until_banned(banned: BannedUsers, user_id: str, items: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    """``items`` (a feed), ended PERMISSION_DENIED ``banned`` as soon as
+    ``user_id`` is banned: a feed waits for its next item for as long as the
+    match goes on, so the check at its start is not enough."""
+    heard = asyncio.Event()
+    unwatch = banned.watch(user_id, heard.set)
+    ban = asyncio.ensure_future(heard.wait())
+    step: asyncio.Future[Any] | None = None
+    try:
+        while True:
+            step = asyncio.ensure_future(anext(items))
+            await asyncio.wait({step, ban}, return_when=asyncio.FIRST_COMPLETED)
+            if not step.done():
+                raise permission_denied("banned", "this account is banned")
+            try:
+                item = step.result()
+            except StopAsyncIteration:
+                return
+            step = None
+            yield item
+    finally:
+        unwatch()
+        ban.cancel()
+        if step is not None and not step.done():
+            # The client left or was banned mid-wait: stop the feed's own
+            # step first, so that its generator can close (and release).
+            step.cancel()
+            with contextlib.suppress(BaseException):
+                await step
+        aclose = getattr(items, "aclose", None)
+        if aclose is not None:
+            with contextlib.suppress(Exception):
+                await aclose()
 
 
 class _GuardedHandlers(grpc.GenericRpcHandler):  # type: ignore[misc]

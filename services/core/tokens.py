@@ -10,10 +10,10 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Container
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import jwt
 from cryptography.hazmat.primitives import serialization
@@ -138,6 +138,28 @@ class TokenSigner:
         return jwt.encode(claims, self._key, algorithm=ALGORITHM, headers={"kid": self.kid})
 
 
+class BannedUsers(Protocol):
+    """Who is banned (services/core/bans.py keeps it current), and a way to
+    hear at once when a user is banned while something of theirs is open."""
+
+    def __contains__(self, user_id: object) -> bool: ...
+
+    def watch(self, user_id: str, stop: Callable[[], None]) -> Callable[[], None]:
+        """Call ``stop`` if ``user_id`` is banned; returns what to call to
+        stop watching."""
+        ...
+
+
+class _Nobody:
+    """No one is banned (a verifier no ban list was given)."""
+
+    def __contains__(self, user_id: object) -> bool:
+        return False
+
+    def watch(self, user_id: str, stop: Callable[[], None]) -> Callable[[], None]:
+        return lambda: None
+
+
 class TokenVerifier:
     """Checks tokens; remembers the ones it has verified until they expire, since
     a client sends the same token with every move and the signature check is
@@ -150,7 +172,7 @@ class TokenVerifier:
         self._verified: dict[tuple[str, str], tuple[Identity, float]] = {}
         # Users whose tokens are refused at once, though they live on until
         # they expire (services/core/bans.py keeps it current).
-        self.banned: Container[str] = ()
+        self.banned: BannedUsers = _Nobody()
 
     def replace_keys(self, public_keys: list[Ed25519PublicKey]) -> None:
         """Take a new key set (after a rotation); tokens of dropped keys stop

@@ -127,7 +127,17 @@ async def test_report_take_resolve_mute_remove_ban_and_the_audit_log(
     )
     await mo.call("POST", resolve, {"resolution": "muted, message removed"})
 
-    # Ban: Bia's feeds on both replicas end, her tokens and sign-in are refused.
+    # Ban: Bia's feeds on both replicas and on a game service reached
+    # directly end, her tokens and sign-in are refused.
+    solo = await ana.create_table("yatzy", 1)
+    await ana.start(solo["id"])  # a match's id is its table's
+    direct_channel = grpc.aio.insecure_channel(f"127.0.0.1:{mod_stack.grpc_ports['yatzy']}")
+    watching = match_pb2_grpc.MatchServiceStub(direct_channel).Watch(
+        match_pb2.WatchRequest(match_id=solo["id"]), metadata=bearer(bia.token)
+    )
+    while not (item := await asyncio.wait_for(watching.read(), 10)).HasField("snapshot"):
+        pass  # the history first, then the snapshot: she watches Ana's match
+    assert item.snapshot.match_id == solo["id"] and item.snapshot.seat == -1
     ws = await websockets.connect(
         mod_stack.gateway(1).replace("http", "ws", 1) + f"/v1/tables/{table_id}/events"
     )
@@ -144,6 +154,14 @@ async def test_report_take_resolve_mute_remove_ban_and_the_audit_log(
         assert (
             ended.value.code() == grpc.StatusCode.PERMISSION_DENIED and error_reason(ended.value) == "banned"
         )
+    # The game service heard the ban on its own, and ended her Watch though
+    # Ana's match goes on (nothing else would end it).
+    with pytest.raises(grpc.aio.AioRpcError) as watch_ended:
+        while True:
+            await asyncio.wait_for(watching.read(), 10)
+    assert watch_ended.value.code() == grpc.StatusCode.PERMISSION_DENIED, watch_ended.value
+    assert error_reason(watch_ended.value) == "banned"
+    await direct_channel.close()
     while True:
         frame = json.loads(await asyncio.wait_for(ws.recv(), 10))
         if "error" in frame:
