@@ -11,17 +11,26 @@ An idle feed's memory is mostly the server's per-connection state
   items, getters, putters, and its ``join`` event's waiters: about 3 KB)
   for what is, on an idle feed, nothing; :class:`Inbox` holds a deque only
   while something waits to be received.
+
+And one part of its time: a feed's text message (the fan-out of one event to
+thousands of feeds) is framed here and written straight to the transport
+(:meth:`FeedProtocol.write_text`), without uvicorn's ``send`` (an ASGI
+message dict, a coroutine, wsproto's general frame encoder) per socket.
 """
 
 from __future__ import annotations
 
 import asyncio
+import struct
 from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
 from uvicorn._types import ASGISendEvent, WebSocketEvent
 from uvicorn.protocols.websockets.wsproto_impl import WSProtocol
+from wsproto.connection import ConnectionState
+
+_TEXT_FIN = 0x81  # FIN, no RSV bits (no extension: per-message deflate is off), opcode 1 (text)
 
 
 class _Answered:
@@ -71,10 +80,49 @@ class Inbox:
         return item
 
 
+def text_frame(text: str) -> bytes:
+    """A server's WebSocket frame of one whole text message: unmasked (RFC
+    6455 5.1: a server never masks), no extension, the length in 7 bits, or
+    126 and 16 bits, or 127 and 64 bits."""
+    payload = text.encode()
+    size = len(payload)
+    if size <= 125:
+        return bytes((_TEXT_FIN, size)) + payload
+    if size <= 0xFFFF:
+        return struct.pack("!BBH", _TEXT_FIN, 126, size) + payload
+    return struct.pack("!BBQ", _TEXT_FIN, 127, size) + payload
+
+
 class FeedProtocol(WSProtocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.queue = Inbox()  # type: ignore[assignment]
+
+    @staticmethod
+    def of(send: Any) -> FeedProtocol | None:
+        """The protocol behind an ASGI ``send`` (uvicorn passes its bound
+        method), or None when it is not ours (another server, a test's)."""
+        protocol = getattr(send, "__self__", None)
+        return protocol if isinstance(protocol, FeedProtocol) else None
+
+    def write_text(self, text: str) -> bool:
+        """Write a text message now, if the socket is open and writable;
+        False otherwise (closing, closed, paused by back-pressure): the caller
+        then goes through ``send``, which waits, drops or raises as uvicorn
+        does. wsproto keeps no state for a whole unfragmented message it
+        sends, so bypassing it here leaves it consistent."""
+        if (
+            self.close_sent
+            or self.disconnected
+            or self.response_started
+            or not self.handshake_complete
+            or not self.writable.is_set()
+            or self.conn.state is not ConnectionState.OPEN
+            or self.transport.is_closing()
+        ):
+            return False
+        self.transport.write(text_frame(text))
+        return True
 
     async def send(self, message: ASGISendEvent) -> None:
         await super().send(message)

@@ -45,6 +45,7 @@ from google.protobuf.message import Message
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gateway import metrics
+from gateway.feed_protocol import FeedProtocol
 from gateway.feeds import feed_message
 from gateway.matches import Caller
 from gateway.matchmaking.queues import ticket_update
@@ -78,12 +79,20 @@ def render(message: Message) -> str:
 
 class Outgoing:
     """What one socket has to send, and the task sending it (only while
-    there is something to send)."""
+    there is something that could not be written at once).
 
-    __slots__ = ("done", "queue", "send", "task")
+    On our own protocol (gateway/feed_protocol.py) a text is written to the
+    socket right away when nothing is waiting before it and the socket is
+    writable: the fan-out of one event to thousands of feeds costs a frame
+    and a write each, not a task and an ASGI ``send`` each. Otherwise (the
+    socket paused by back-pressure, a close, another server) it queues, and
+    a task drains the queue through ``send``, in order."""
+
+    __slots__ = ("done", "protocol", "queue", "send", "task")
 
     def __init__(self, send: Send) -> None:
         self.send = send
+        self.protocol = FeedProtocol.of(send)
         # Text, or a close (code, reason); made when there is something to
         # send, and dropped when sent: an idle socket has none.
         self.queue: deque[str | tuple[int, str]] | None = None
@@ -98,7 +107,10 @@ class Outgoing:
     def text(self, text: str) -> None:
         if self.done:
             return
-        if self.queue is not None and len(self.queue) >= MAX_OUTGOING:
+        if self.queue is None and self.task is None:
+            if self.protocol is not None and self.protocol.write_text(text):
+                return
+        elif self.queue is not None and len(self.queue) >= MAX_OUTGOING:
             self.refuse(unavailable("this feed fell too far behind; resume from your last event", "lagging"))
             return
         self._put(text)
@@ -136,7 +148,8 @@ class Outgoing:
                 if not self.queue:
                     self.queue = None
                 if isinstance(message, str):
-                    await self.send({"type": "websocket.send", "text": message})
+                    if self.protocol is None or not self.protocol.write_text(message):
+                        await self.send({"type": "websocket.send", "text": message})
                 else:
                     code, reason = message
                     await self.send({"type": "websocket.close", "code": code, "reason": reason})

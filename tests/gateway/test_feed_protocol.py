@@ -1,6 +1,6 @@
-"""The feeds' WebSocket protocol's inbox behaves as the asyncio.Queue it
+"""The feeds' WebSocket protocol: its inbox behaves as the asyncio.Queue it
 replaces, as uvicorn uses it (put_nowait, get, empty), holding nothing while
-idle."""
+idle; the frames it writes itself are wsproto's."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from gateway.feed_protocol import Inbox
+from gateway.feed_protocol import FeedProtocol, Inbox, text_frame
 
 
 def event(n: int) -> Any:
@@ -44,3 +44,38 @@ async def test_a_reader_that_gives_up_leaves_the_inbox_working() -> None:
         await asyncio.wait_for(inbox.get(), 0.01)
     inbox.put_nowait(event(1))
     assert await asyncio.wait_for(inbox.get(), 1) == event(1)
+
+
+# -- the direct frame writes ---------------------------------
+
+
+@pytest.mark.parametrize("size", [0, 1, 125, 126, 1_000, 65_535, 65_536, 200_000])
+def test_a_text_frame_is_the_one_wsproto_would_send(size: int) -> None:
+    """Short (7-bit), 126 (16-bit) and 127 (64-bit) length headers, byte for
+    byte what wsproto's own server-side encoder makes (no extensions)."""
+    from wsproto.frame_protocol import FrameProtocol
+
+    text = "é" * (size // 2) + "a" * (size % 2)  # the length is in bytes, not characters
+    assert len(text.encode()) == size
+    expected = bytes(FrameProtocol(client=False, extensions=[]).send_data(text, fin=True))
+    assert text_frame(text) == expected
+
+
+def test_a_frame_header_says_the_size_in_the_shortest_form() -> None:
+    assert text_frame("a" * 125)[:2] == b"\x81\x7d"
+    assert text_frame("a" * 126)[:4] == b"\x81\x7e\x00\x7e"
+    assert text_frame("a" * 65_536)[:10] == b"\x81\x7f" + (65_536).to_bytes(8, "big")
+
+
+def test_only_our_protocol_is_found_behind_a_send() -> None:
+    async def send(message: Any) -> None:
+        pass
+
+    class Other:
+        async def send(self, message: Any) -> None:
+            pass
+
+    assert FeedProtocol.of(send) is None
+    assert FeedProtocol.of(Other().send) is None
+    protocol = FeedProtocol.__new__(FeedProtocol)  # no server needed to find it
+    assert FeedProtocol.of(protocol.send) is protocol
