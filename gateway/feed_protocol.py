@@ -10,7 +10,10 @@ An idle feed's memory is mostly the server's per-connection state
 - the incoming queue, an ``asyncio.Queue``, is four empty deques (its
   items, getters, putters, and its ``join`` event's waiters: about 3 KB)
   for what is, on an idle feed, nothing; :class:`Inbox` holds a deque only
-  while something waits to be received.
+  while something waits to be received;
+- its ``writable`` flag, an ``asyncio.Event`` (an object with a dict and
+  an empty deque of waiters, about 0.8 KB), is a :class:`Gate`: a flag and,
+  only while someone waits, one future.
 
 And one part of its time: a feed's text message (the fan-out of one event to
 thousands of feeds) is framed here and written straight to the transport
@@ -80,6 +83,37 @@ class Inbox:
         return item
 
 
+class Gate:
+    """What uvicorn's protocol uses of its ``writable`` ``asyncio.Event``
+    (``set``, ``clear``, ``is_set``, ``wait``): a flag, and a future only
+    while someone waits for it to be set."""
+
+    __slots__ = ("_open", "_waiter")
+
+    def __init__(self) -> None:
+        self._open = True
+        self._waiter: asyncio.Future[None] | None = None
+
+    def is_set(self) -> bool:
+        return self._open
+
+    def set(self) -> None:
+        self._open = True
+        waiter, self._waiter = self._waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def clear(self) -> None:
+        self._open = False
+
+    async def wait(self) -> None:
+        while not self._open:
+            if self._waiter is None or self._waiter.done():
+                self._waiter = asyncio.get_running_loop().create_future()
+            # shielded: one waiter giving up (cancelled) leaves the others waiting
+            await asyncio.shield(self._waiter)
+
+
 def text_frame(text: str) -> bytes:
     """A server's WebSocket frame of one whole text message: unmasked (RFC
     6455 5.1: a server never masks), no extension, the length in 7 bits, or
@@ -97,6 +131,7 @@ class FeedProtocol(WSProtocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.queue = Inbox()  # type: ignore[assignment]
+        self.writable = Gate()  # type: ignore[assignment]
 
     @staticmethod
     def of(send: Any) -> FeedProtocol | None:

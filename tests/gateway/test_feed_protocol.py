@@ -1,6 +1,7 @@
 """The feeds' WebSocket protocol: its inbox behaves as the asyncio.Queue it
 replaces, as uvicorn uses it (put_nowait, get, empty), holding nothing while
-idle; the frames it writes itself are wsproto's."""
+idle; its writable gate as the asyncio.Event; the frames it writes itself
+are wsproto's."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from gateway.feed_protocol import FeedProtocol, Inbox, text_frame
+from gateway.feed_protocol import FeedProtocol, Gate, Inbox, text_frame
 
 
 def event(n: int) -> Any:
@@ -46,7 +47,7 @@ async def test_a_reader_that_gives_up_leaves_the_inbox_working() -> None:
     assert await asyncio.wait_for(inbox.get(), 1) == event(1)
 
 
-# -- the direct frame writes ---------------------------------
+# -- the direct frame writes and the writable gate ---------------------------------
 
 
 @pytest.mark.parametrize("size", [0, 1, 125, 126, 1_000, 65_535, 65_536, 200_000])
@@ -65,6 +66,34 @@ def test_a_frame_header_says_the_size_in_the_shortest_form() -> None:
     assert text_frame("a" * 125)[:2] == b"\x81\x7d"
     assert text_frame("a" * 126)[:4] == b"\x81\x7e\x00\x7e"
     assert text_frame("a" * 65_536)[:10] == b"\x81\x7f" + (65_536).to_bytes(8, "big")
+
+
+async def test_the_gate_opens_for_every_waiter() -> None:
+    gate = Gate()
+    assert gate.is_set()
+    await asyncio.wait_for(gate.wait(), 1)  # open: no wait
+    gate.clear()
+    assert not gate.is_set()
+    waiters = [asyncio.create_task(gate.wait()) for _ in range(3)]
+    await asyncio.sleep(0)
+    assert not any(w.done() for w in waiters)
+    gate.set()
+    await asyncio.wait_for(asyncio.gather(*waiters), 1)
+    assert gate._waiter is None  # nothing held once open
+
+
+async def test_a_waiter_that_gives_up_leaves_the_others_waiting() -> None:
+    gate = Gate()
+    gate.clear()
+    quitter = asyncio.create_task(gate.wait())
+    stayer = asyncio.create_task(gate.wait())
+    await asyncio.sleep(0)
+    quitter.cancel()
+    await asyncio.sleep(0)
+    assert quitter.cancelled()
+    assert not stayer.done()
+    gate.set()
+    await asyncio.wait_for(stayer, 1)
 
 
 def test_only_our_protocol_is_found_behind_a_send() -> None:
