@@ -210,40 +210,65 @@ async def serve(
     send: Send,
     name: str = "WS feed",
     upgrade: Context | None = None,
+    scope: Scope | None = None,
 ) -> None:
     """One WebSocket of any feed: the hello, the feed, the client's pings,
     and every refusal as an error and a close code. With tracing on, the
     feed from its hello to its end is one span, ``name``, whose parent is
-    the hello's ``traceparent`` or else the upgrade request's (``upgrade``)."""
+    the hello's ``traceparent`` or else the upgrade request's (``upgrade``).
+    ``scope``, the connection's, is emptied once the socket is accepted: the
+    server holds it for the connection's life, and neither it nor the feed
+    reads it again."""
     if (await receive())["type"] != "websocket.connect":
         return
     await send({"type": "websocket.accept"})
+    if scope is not None:
+        scope.clear()
     metrics.WS_CONNECTIONS.inc()
     out = Outgoing(send)
-    close: Close | None = None
-    unwatch: Callable[[], None] | None = None
-    with contextlib.ExitStack() as span:
+    try:
         try:
             hello = await _hello(receive, p.settings.ws_auth_timeout_seconds)
-            span.enter_context(tracing.feed_span(name, upgrade, hello))
-            caller = p.sessions.caller(hello["token"])
-            unwatch = p.bans.watch(
-                caller.user_id, lambda: out.refuse(permission_denied("banned", "this account is banned"))
-            )
-            close = await opener(p, key, caller, hello, out)
-            del hello  # an idle feed keeps nothing it does not need
-            await _listen(receive, out)
         except ConnectionError:
             return
-        except Exception as error:  # a refusal, Redis unavailable (4503), or a bug (4500, logged)
+        except Exception as error:
             out.refuse(_refusal(error))
             await _wait_sent(out)
-        finally:
-            metrics.WS_CONNECTIONS.dec()
-            if unwatch is not None:
-                unwatch()
-            if close is not None:
-                await close()
+            return
+        # No span (nor any context manager) held by an idle feed with tracing off.
+        span = tracing.feed_span(name, upgrade, hello) if tracing.enabled() else contextlib.nullcontext()
+        with span:
+            feed = _feed(p, opener, key, receive, out, hello)
+            del hello  # an idle feed keeps nothing it does not need
+            await feed
+    finally:
+        metrics.WS_CONNECTIONS.dec()
+
+
+async def _feed(
+    p: Platform, opener: Opener, key: str, receive: Receive, out: Outgoing, hello: dict[str, Any]
+) -> None:
+    """A feed from its hello to its end (the client left, or a refusal)."""
+    close: Close | None = None
+    unwatch: Callable[[], None] | None = None
+    try:
+        caller = p.sessions.caller(hello["token"])
+        unwatch = p.bans.watch(
+            caller.user_id, lambda: out.refuse(permission_denied("banned", "this account is banned"))
+        )
+        close = await opener(p, key, caller, hello, out)
+        del hello  # an idle feed keeps nothing it does not need
+        await _listen(receive, out)
+    except ConnectionError:
+        return
+    except Exception as error:  # a refusal, Redis unavailable (4503), or a bug (4500, logged)
+        out.refuse(_refusal(error))
+        await _wait_sent(out)
+    finally:
+        if unwatch is not None:
+            unwatch()
+        if close is not None:
+            await close()
 
 
 def _refusal(error: Exception) -> Refused:
@@ -384,10 +409,7 @@ class FeedSockets:
                 if found:
                     platform: Platform = self.app.state.platform  # type: ignore[attr-defined]
                     upgrade = tracing.upgrade_context(scope["headers"])
-                    # The server holds the scope for the connection's life; a feed
-                    # needs none of the upgrade request's headers once here.
-                    scope["headers"] = ()
                     name = _SPAN_NAMES[opener]
-                    await serve(platform, opener, found.group(1), receive, send, name, upgrade)
+                    await serve(platform, opener, found.group(1), receive, send, name, upgrade, scope)
                     return
         await self.app(scope, receive, send)

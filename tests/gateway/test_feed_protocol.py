@@ -108,3 +108,14 @@ def test_only_our_protocol_is_found_behind_a_send() -> None:
     assert FeedProtocol.of(Other().send) is None
     protocol = FeedProtocol.__new__(FeedProtocol)  # no server needed to find it
     assert FeedProtocol.of(protocol.send) is protocol
+
+
+def test_per_feed_objects_have_slots() -> None:
+    """Tens of thousands of each live on a gateway: no __dict__ (about 100
+    bytes more each, and a dict that grows)."""
+    from gateway.sockets import Outgoing
+    from services.core.feeds import Item, Listener
+
+    for kind in (Inbox, Gate, Outgoing, Item, Listener):
+        assert "__slots__" in vars(kind), kind
+        assert not hasattr(kind.__new__(kind), "__dict__"), kind
