@@ -44,6 +44,7 @@ async def serve(settings: GatewaySettings) -> None:
         ws=FeedProtocol,  # wsproto's, without the handshake kept by every open socket
         timeout_graceful_shutdown=max(1, int(settings.drain_seconds / 2)),
         lifespan="on",
+        interface="asgi3",  # FeedSockets is ASGI 3: no detection, no ASGI 2 wrapper
     )
     server = uvicorn.Server(config)
     loop = asyncio.get_running_loop()
