@@ -761,13 +761,10 @@ class Matchmaking:
 
     async def _create_and_start(self, queue: Queue, plan: dict[str, Any]) -> None:
         """The formed table and its match, by steps any replica can repeat
-        after a failure at any point (Tables.create_formed and Tables.start
-        are idempotent). Nobody can sit at or start a matchmade table."""
+        after a failure at any point (Tables.start_formed is idempotent).
+        Nobody can sit at or start a matchmade table."""
         game = self.games.get(queue.game)
-        await self.tables.create_formed(
-            plan["table_id"], game, queue.options, plan["players"], plan["ranked"]
-        )
-        await self.tables.start(plan["table_id"], None)
+        await self.tables.start_formed(plan["table_id"], game, queue.options, plan["players"], plan["ranked"])
 
     async def _finish_plan(self, queue: Queue, plan: dict[str, Any], state: str, reason: str) -> bool:
         tickets: dict[str, dict[str, Any]] = plan["tickets"]
