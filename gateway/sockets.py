@@ -47,7 +47,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from gateway import metrics
 from gateway.feeds import feed_message
 from gateway.matches import Caller
-from gateway.matchmaking.queues import ticket_update
+from gateway.matchmaking.messages import ticket_update_json
 from gateway.platform import Platform
 from gateway.protojson import message_json
 from services.core import guard, tracing
@@ -305,7 +305,7 @@ async def _ticket(p: Platform, ticket_id: str, caller: Caller, hello: dict[str, 
     updates = p.matchmaking.follow(ticket_id, caller.identity)
     return await _pump(
         updates,
-        lambda u: orjson.dumps(message_json(ticket_update(ticket_id, u))).decode(),
+        lambda u: orjson.dumps(ticket_update_json(ticket_id, u)).decode(),
         out,
         "ticket_closed",
     )

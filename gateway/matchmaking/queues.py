@@ -75,11 +75,9 @@ from typing import Any, cast
 
 import grpc
 import orjson
-from google.protobuf import json_format
-from rodada.platform.v1 import platform_pb2
 
 from gateway import metrics
-from gateway.accounts import ROLES, is_guest
+from gateway.accounts import ROLES
 from gateway.games import Games
 from gateway.matchmaking.notices import TicketNotices
 from gateway.matchmaking.rules import (
@@ -869,22 +867,3 @@ def _view(status: Status, viewer: str, now: float) -> dict[str, Any]:
     if ticket.reason:
         view["reason"] = ticket.reason
     return view
-
-
-def ticket_update(ticket_id: str, update: dict[str, Any]) -> platform_pb2.TicketUpdate:
-    """A follow() update as the protos' TicketUpdate."""
-    message = platform_pb2.TicketUpdate(ticket_id=ticket_id)
-    json_format.ParseDict(update, message)
-    return message
-
-
-def ticket_message(view: dict[str, Any], games: Games) -> platform_pb2.Ticket:
-    """A ticket's view (``describe``) as the protos' Ticket."""
-    fields = {k: v for k, v in view.items() if k not in ("options", "members") and v is not None}
-    ticket = json_format.ParseDict(fields, platform_pb2.Ticket())
-    ticket.options.CopyFrom(games.get(view["game"]).pack("Options", view["options"], "invalid_options"))
-    ticket.members.extend(
-        platform_pb2.User(id=m["user_id"], name=m["name"], role=m["role"], guest=is_guest(m["user_id"]))
-        for m in view["members"]
-    )
-    return ticket
