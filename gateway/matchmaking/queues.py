@@ -79,7 +79,7 @@ import orjson
 from gateway import metrics
 from gateway.accounts import ROLES
 from gateway.games import Games
-from gateway.matchmaking.notices import TicketNotices
+from gateway.matchmaking.notices import TicketNotices, matched_notice
 from gateway.matchmaking.rules import (
     Format,
     Formation,
@@ -433,6 +433,20 @@ class Matchmaking:
             while True:
                 if cancel_requested():  # never refresh for a client that is gone
                     raise asyncio.CancelledError
+                # The matched notice says all a member needs (the finish
+                # script published it with the ticket's closing): no read.
+                # Only once a read has shown the caller is a member.
+                seated = self.notices.matched(ticket_id) if last is not None else None
+                if seated is not None and user.user_id in seated["seats"]:
+                    settled = True
+                    yield {
+                        "matched": {
+                            "table_id": seated["table_id"],
+                            "seat": seated["seats"][user.user_id],
+                            "cpu_seats": seated["cpu_seats"],
+                        }
+                    }
+                    return
                 wake.clear()  # before the read: a notice after it wakes the wait below
                 status = await self.status(ticket_id, user.user_id, refresh=True)
                 ticket = status.ticket
@@ -775,11 +789,20 @@ class Matchmaking:
                 queue.key("waits"),
                 *map(keys.mm_ticket, tickets),
             ],
-            args=[plan["table_id"], state, now, CLOSED_TICKET_SECONDS * 1000, reason, RECENT_WAITS, *waits],
+            args=[
+                plan["table_id"],
+                state,
+                now,
+                CLOSED_TICKET_SECONDS * 1000,
+                reason,
+                RECENT_WAITS,
+                keys.MM_NOTICES,
+                notice(plan) if state == MATCHED else " ".join(tickets),
+                *waits,
+            ],
         )
         if not finished:
             return False  # another replica closed it
-        await self.notices.publish(tickets)
         await asyncio.gather(*(self._release_players(t, list(tickets[t]["seats"])) for t in tickets))
         if state == MATCHED:
             metrics.MATCHMAKING_MATCHES.labels(queue.game, queue.mode).inc()
@@ -825,6 +848,19 @@ def _plan(
         "players": players,
         "tickets": tickets,
     }
+
+
+def notice(plan: dict[str, Any]) -> str:
+    """The notice of a formation closed as matched: its tickets, each with
+    the table, its members' seats and the CPU seats, as the take recorded
+    them from this plan."""
+    cpu_seats = [seat for seat, player in enumerate(plan["players"]) if player.get("cpu")]
+    return matched_notice(
+        {
+            ticket_id: {"table_id": plan["table_id"], "seats": ticket["seats"], "cpu_seats": cpu_seats}
+            for ticket_id, ticket in plan["tickets"].items()
+        }
+    )
 
 
 def _status(ticket_id: str, reply: list[Any]) -> Status:
