@@ -48,7 +48,7 @@ from gateway import metrics
 from gateway.feed_protocol import FeedProtocol
 from gateway.feeds import feed_message
 from gateway.matches import Caller
-from gateway.matchmaking.queues import ticket_update
+from gateway.matchmaking.messages import ticket_update_json
 from gateway.platform import Platform
 from gateway.protojson import message_json
 from services.core import guard, tracing
@@ -343,7 +343,7 @@ async def _ticket(p: Platform, ticket_id: str, caller: Caller, hello: dict[str, 
     updates = p.matchmaking.follow(ticket_id, caller.identity)
     return await _pump(
         updates,
-        lambda u: orjson.dumps(message_json(ticket_update(ticket_id, u))).decode(),
+        lambda u: orjson.dumps(ticket_update_json(ticket_id, u)).decode(),
         out,
         "ticket_closed",
     )

@@ -8,18 +8,26 @@ queues every casual Bozó duel ticket at once and follows each over its
 WebSocket until matched. The check: every ticket matched, every player in
 exactly one seat, every table two distinct seats, and the gateway's own count
 of tables formed equal to the tables the tickets name.
+
+Beside tables/s, which a shared machine makes noisy, the steadier costs per
+ticket over the driver's run: the gateway's CPU (ms), the commands Redis
+processed (its ``total_commands_processed``: each script call is one, the
+calls inside it are not), and the growth of the gateway's resident memory
+(KiB; what the burst left behind, not a peak).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx
+import redis
 
 from services.core.tokens import Identity
 from tools.bench_feeds import raise_open_files
@@ -61,15 +69,39 @@ def exactly_once(results: list[dict[str, Any]]) -> list[str]:
     return problems
 
 
-def measure(root: Path, tickets: int) -> dict[str, Any]:
+def cpu_seconds(pid: int) -> float:
+    """The process's user + system CPU so far (tools/bench.py imports this
+    module, so its own copy cannot be imported here)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def redis_commands(url: str) -> int:
+    """Commands Redis has processed since it started (scripts count once)."""
+    with redis.Redis.from_url(url) as client:
+        return int(cast(dict[str, Any], client.info("stats"))["total_commands_processed"])
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def measure(root: Path, tickets: int, source: Path | None = None) -> dict[str, Any]:
+    """The burst on a stack of this checkout's code, or ``source``'s (a
+    baseline checkout, for before/after pairs)."""
     # A socket per ticket on each side: the gateway started here inherits the limit.
     raise_open_files(tickets + 2000)
-    with Stack(root, games=["bozo"]) as stack:
+    with Stack(root, games=["bozo"], source=source) as stack:
         gateway = stack.gateway()
         before = tables_formed(stack.gateway_metrics_url())
+        pid = stack.processes["gateway"].pid
         guests = [Identity(f"g_mm{i:05d}", f"mm{i}", "guest") for i in range(tickets)]
         tokens = root / "guests.json"
         tokens.write_text(json.dumps([{"user_id": g.user_id, "token": stack.token(g)} for g in guests]))
+        cpu, commands, rss = cpu_seconds(pid), redis_commands(stack.redis_url), rss_kib(pid)
         proc = subprocess.run(
             ["node", str(DRIVER), "--gateway", gateway, "--tickets", str(tickets), "--tokens", str(tokens)],
             stdout=subprocess.PIPE,  # progress on stderr shows as it goes
@@ -80,6 +112,8 @@ def measure(root: Path, tickets: int) -> dict[str, Any]:
         if proc.returncode != 0:
             raise RuntimeError(f"matchmaking.js exited {proc.returncode}")
         burst: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+        cpu, commands = cpu_seconds(pid) - cpu, redis_commands(stack.redis_url) - commands
+        rss = rss_kib(pid) - rss
         formed = tables_formed(stack.gateway_metrics_url()) - before
     tables = len({r["matched"]["table_id"] for r in burst["results"] if r["matched"]})
     problems = exactly_once(burst["results"])
@@ -89,6 +123,9 @@ def measure(root: Path, tickets: int) -> dict[str, Any]:
         **burst,
         "tables": tables,
         "tables_per_second": round(tables / burst["seconds"], 1) if burst["seconds"] else None,
+        "gateway_cpu_ms_per_ticket": round(cpu * 1000 / tickets, 3),
+        "redis_commands_per_ticket": round(commands / tickets, 1),
+        "gateway_rss_kib_per_ticket": round(rss / tickets, 2),
         "exactly_once": not problems,
         "problems": problems,
     }
@@ -105,5 +142,8 @@ def describe(burst: dict[str, Any]) -> str:
         f"{burst['queue_seconds']:.1f} s ({burst['final_when_queued']:,} final by then), the last final "
         f"{burst['seconds']:.1f} s after the first: "
         f"{burst['tables']:,} tables = {burst['tables_per_second']:,.0f} tables/s (goal ≥ 500); "
-        f"{burst.get('reconnects', 0):,} ticket sockets lost and followed again; {check}"
+        f"{burst.get('reconnects', 0):,} ticket sockets lost and followed again; {check}; per ticket: "
+        f"gateway CPU {burst['gateway_cpu_ms_per_ticket']:.2f} ms, "
+        f"{burst['redis_commands_per_ticket']:.1f} Redis commands, "
+        f"gateway RSS +{burst['gateway_rss_kib_per_ticket']:.1f} KiB"
     )

@@ -12,7 +12,7 @@ from rodada.platform.v1 import platform_pb2_grpc
 from gateway.api.face import Context, Servicer, caller, client_address, options
 from gateway.feeds import feed_message
 from gateway.matches import Caller
-from gateway.matchmaking.queues import ticket_message, ticket_update
+from gateway.matchmaking.messages import ticket_message, ticket_update
 from gateway.paging import page
 from gateway.sessions import user_message
 

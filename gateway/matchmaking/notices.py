@@ -10,6 +10,13 @@ dropped subscription) delays a follower until its next heartbeat read, never
 misleads it. Classic pub/sub, not sharded: the channel carries every queue's
 notices and a Redis Cluster forwards a PUBLISH to every node, so one
 connection per replica hears them all.
+
+A notice is the closed tickets' ids, space separated. The finish script's
+notice of a formed table (published from Lua with the tickets' closing, so
+it is as true as the record) adds a line of JSON: per ticket its table, its
+members' seats and the CPU seats, which is all its followers answer with, so
+a burst's followers read nothing more. A replica that knows only the ids
+reads the JSON line as more words, names of no ticket.
 """
 
 from __future__ import annotations
@@ -17,7 +24,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import orjson
 
 from services.core import keys, pubsub, tracing
 from services.core.store import RedisClient
@@ -31,6 +41,7 @@ class TicketNotices:
     def __init__(self, redis: RedisClient) -> None:
         self.redis = redis
         self._waiting: dict[str, set[asyncio.Event]] = {}
+        self._matched: dict[str, dict[str, Any]] = {}  # a watched ticket's seating, as its notice said
         self._task: asyncio.Task[None] | None = None
         self._subscribed: asyncio.Event | None = None
 
@@ -46,7 +57,7 @@ class TicketNotices:
                 pubsub.listen(
                     self.redis,
                     keys.MM_NOTICES,
-                    lambda data: self._wake(data.split()),
+                    self._heard,
                     subscribed=self._listening,
                     what="ticket notices",
                 ),
@@ -67,6 +78,12 @@ class TicketNotices:
             events.discard(event)
             if not events:
                 del self._waiting[ticket_id]
+                self._matched.pop(ticket_id, None)
+
+    def matched(self, ticket_id: str) -> dict[str, Any] | None:
+        """A watched ticket's table, seats (user id → seat) and CPU seats,
+        if a notice has said it was matched."""
+        return self._matched.get(ticket_id)
 
     @property
     def followers(self) -> int:
@@ -80,6 +97,18 @@ class TicketNotices:
                 await self.redis.publish(keys.MM_NOTICES, message)
             except Exception as error:  # the followers' periodic reads cover it
                 log.warning("ticket notice not published (%s)", error)
+
+    def _heard(self, data: str) -> None:
+        ids, _, seating = data.partition("\n")
+        if seating:
+            try:
+                matched = orjson.loads(seating)
+            except orjson.JSONDecodeError:
+                matched = {}
+            for ticket_id, seated in matched.items():
+                if ticket_id in self._waiting:
+                    self._matched[ticket_id] = seated
+        self._wake(ids.split())
 
     def _wake(self, ticket_ids: Iterable[str]) -> None:
         for ticket_id in ticket_ids:
@@ -97,3 +126,9 @@ class TicketNotices:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._task
+
+
+def matched_notice(seating: Mapping[str, Mapping[str, Any]]) -> str:
+    """The notice of tickets matched: their ids, then their seating (ticket
+    id → table_id, seats, cpu_seats) as one line of JSON."""
+    return " ".join(seating) + "\n" + orjson.dumps(seating).decode()

@@ -75,13 +75,11 @@ from typing import Any, cast
 
 import grpc
 import orjson
-from google.protobuf import json_format
-from rodada.platform.v1 import platform_pb2
 
 from gateway import metrics
-from gateway.accounts import ROLES, is_guest
+from gateway.accounts import ROLES
 from gateway.games import Games
-from gateway.matchmaking.notices import TicketNotices
+from gateway.matchmaking.notices import TicketNotices, matched_notice
 from gateway.matchmaking.rules import (
     Format,
     Formation,
@@ -435,6 +433,20 @@ class Matchmaking:
             while True:
                 if cancel_requested():  # never refresh for a client that is gone
                     raise asyncio.CancelledError
+                # The matched notice says all a member needs (the finish
+                # script published it with the ticket's closing): no read.
+                # Only once a read has shown the caller is a member.
+                seated = self.notices.matched(ticket_id) if last is not None else None
+                if seated is not None and user.user_id in seated["seats"]:
+                    settled = True
+                    yield {
+                        "matched": {
+                            "table_id": seated["table_id"],
+                            "seat": seated["seats"][user.user_id],
+                            "cpu_seats": seated["cpu_seats"],
+                        }
+                    }
+                    return
                 wake.clear()  # before the read: a notice after it wakes the wait below
                 status = await self.status(ticket_id, user.user_id, refresh=True)
                 ticket = status.ticket
@@ -761,13 +773,10 @@ class Matchmaking:
 
     async def _create_and_start(self, queue: Queue, plan: dict[str, Any]) -> None:
         """The formed table and its match, by steps any replica can repeat
-        after a failure at any point (Tables.create_formed and Tables.start
-        are idempotent). Nobody can sit at or start a matchmade table."""
+        after a failure at any point (Tables.start_formed is idempotent).
+        Nobody can sit at or start a matchmade table."""
         game = self.games.get(queue.game)
-        await self.tables.create_formed(
-            plan["table_id"], game, queue.options, plan["players"], plan["ranked"]
-        )
-        await self.tables.start(plan["table_id"], None)
+        await self.tables.start_formed(plan["table_id"], game, queue.options, plan["players"], plan["ranked"])
 
     async def _finish_plan(self, queue: Queue, plan: dict[str, Any], state: str, reason: str) -> bool:
         tickets: dict[str, dict[str, Any]] = plan["tickets"]
@@ -780,11 +789,20 @@ class Matchmaking:
                 queue.key("waits"),
                 *map(keys.mm_ticket, tickets),
             ],
-            args=[plan["table_id"], state, now, CLOSED_TICKET_SECONDS * 1000, reason, RECENT_WAITS, *waits],
+            args=[
+                plan["table_id"],
+                state,
+                now,
+                CLOSED_TICKET_SECONDS * 1000,
+                reason,
+                RECENT_WAITS,
+                keys.MM_NOTICES,
+                notice(plan) if state == MATCHED else " ".join(tickets),
+                *waits,
+            ],
         )
         if not finished:
             return False  # another replica closed it
-        await self.notices.publish(tickets)
         await asyncio.gather(*(self._release_players(t, list(tickets[t]["seats"])) for t in tickets))
         if state == MATCHED:
             metrics.MATCHMAKING_MATCHES.labels(queue.game, queue.mode).inc()
@@ -832,6 +850,19 @@ def _plan(
     }
 
 
+def notice(plan: dict[str, Any]) -> str:
+    """The notice of a formation closed as matched: its tickets, each with
+    the table, its members' seats and the CPU seats, as the take recorded
+    them from this plan."""
+    cpu_seats = [seat for seat, player in enumerate(plan["players"]) if player.get("cpu")]
+    return matched_notice(
+        {
+            ticket_id: {"table_id": plan["table_id"], "seats": ticket["seats"], "cpu_seats": cpu_seats}
+            for ticket_id, ticket in plan["tickets"].items()
+        }
+    )
+
+
 def _status(ticket_id: str, reply: list[Any]) -> Status:
     """The STATUS (or CREATE) script's answer: the ticket's fields, its rank
     in the waiting set (-1: not waiting), the set's size, the recent waits."""
@@ -872,22 +903,3 @@ def _view(status: Status, viewer: str, now: float) -> dict[str, Any]:
     if ticket.reason:
         view["reason"] = ticket.reason
     return view
-
-
-def ticket_update(ticket_id: str, update: dict[str, Any]) -> platform_pb2.TicketUpdate:
-    """A follow() update as the protos' TicketUpdate."""
-    message = platform_pb2.TicketUpdate(ticket_id=ticket_id)
-    json_format.ParseDict(update, message)
-    return message
-
-
-def ticket_message(view: dict[str, Any], games: Games) -> platform_pb2.Ticket:
-    """A ticket's view (``describe``) as the protos' Ticket."""
-    fields = {k: v for k, v in view.items() if k not in ("options", "members") and v is not None}
-    ticket = json_format.ParseDict(fields, platform_pb2.Ticket())
-    ticket.options.CopyFrom(games.get(view["game"]).pack("Options", view["options"], "invalid_options"))
-    ticket.members.extend(
-        platform_pb2.User(id=m["user_id"], name=m["name"], role=m["role"], guest=is_guest(m["user_id"]))
-        for m in view["members"]
-    )
-    return ticket

@@ -125,8 +125,11 @@ redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
 return plan
 """
 
-# Close a formation once. KEYS: forming, plans, waits, ticket 1..n.
-# ARGV: table id, state, now, keep ms, reason, waits to keep, wait 1..m.
+# Close a formation once, and tell the followers (the notice published here,
+# by the one call that closed it: a round trip saved, and a notice never
+# published for a formation that another replica closed). KEYS: forming,
+# plans, waits, ticket 1..n. ARGV: table id, state, now, keep ms, reason,
+# waits to keep, notices channel, notice ('' = none), wait 1..m.
 FINISH = """
 if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
 redis.call('ZREM', KEYS[1], ARGV[1])
@@ -135,8 +138,9 @@ for k = 4, #KEYS do
   redis.call('HSET', KEYS[k], 'state', ARGV[2], 'closed_at', ARGV[3], 'reason', ARGV[5])
   redis.call('PEXPIRE', KEYS[k], ARGV[4])
 end
-for i = 7, #ARGV do redis.call('LPUSH', KEYS[3], ARGV[i]) end
+for i = 9, #ARGV do redis.call('LPUSH', KEYS[3], ARGV[i]) end
 redis.call('LTRIM', KEYS[3], 0, tonumber(ARGV[6]) - 1)
+if ARGV[8] ~= '' then redis.call('PUBLISH', ARGV[7], ARGV[8]) end
 return 1
 """
 

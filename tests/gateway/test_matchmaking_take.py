@@ -6,6 +6,7 @@ nothing, and does not stop the tables after it."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator
 from typing import Any, cast
@@ -13,7 +14,7 @@ from typing import Any, cast
 import orjson
 import pytest
 
-from gateway.matchmaking.queues import CANCELLED, FORMING, WAITING, Matchmaking, Queue
+from gateway.matchmaking.queues import CANCELLED, FORMING, MATCHED, WAITING, Matchmaking, Queue
 from gateway.settings import MatchmakingSettings
 from services.core import keys
 from services.core.store import RedisClient, connect
@@ -108,3 +109,36 @@ async def test_a_batch_takes_each_table_all_or_nothing(redis: RedisClient) -> No
     assert alive == {f"{ids[u]}|{u}" for u in ("cai", "eva", "fay")}
     # Taking the same tables again takes nothing.
     assert await mm._take_batch(QUEUE, batch[:1] + batch[4:], now) == [False, False]
+
+
+async def test_the_finish_publishes_each_tickets_seating_once(redis: RedisClient) -> None:
+    """The finish script closes a formation and publishes its notice, with
+    the table, seats and CPU seats, from Lua; a second finish of the same
+    table (another replica's) closes nothing and publishes nothing."""
+    mm = matcher(redis)
+    now = time.time()
+    ana, bia, cai = [await waiting_ticket(mm, u, now + 60) for u in ("ana", "bia", "cai")]
+    duel, bot = plan("t1", [(ana, "ana"), (bia, "bia")]), plan("t2", [None, (cai, "cai")])
+    assert await mm._take_batch(QUEUE, [duel, bot], now) == [True, True]
+    woken = {t: mm.notices.watch(t) for t in (ana, bia, cai)}
+    await mm.notices.ready()
+    try:
+        assert await mm._finish_plan(QUEUE, duel, MATCHED, "") is True
+        assert await mm._finish_plan(QUEUE, bot, MATCHED, "") is True
+        await asyncio.wait_for(asyncio.gather(*(e.wait() for e in woken.values())), 5)
+        assert mm.notices.matched(ana) == {"table_id": "t1", "seats": {"ana": 0}, "cpu_seats": []}
+        assert mm.notices.matched(bia) == {"table_id": "t1", "seats": {"bia": 1}, "cpu_seats": []}
+        assert mm.notices.matched(cai) == {"table_id": "t2", "seats": {"cai": 1}, "cpu_seats": [0]}
+        for ticket_id in (ana, bia, cai):
+            assert await redis.hget(keys.mm_ticket(ticket_id), "state") == MATCHED
+        # Another replica finishing the same table: nothing closed, nobody told.
+        woken[ana].clear()
+        woken[cai].clear()
+        assert await mm._finish_plan(QUEUE, duel, MATCHED, "") is False
+        await redis.publish(keys.MM_NOTICES, cai)  # a later notice, heard after any from the finish
+        await asyncio.wait_for(woken[cai].wait(), 5)
+        assert not woken[ana].is_set()
+        mm.notices.unwatch(ana, woken[ana])
+        assert mm.notices.matched(ana) is None  # forgotten with its last follower
+    finally:
+        await mm.notices.close()

@@ -295,6 +295,38 @@ async def test_a_table_the_matchmaker_forms_is_opened_once_however_often_it_is_f
     assert [s.user_id for s in (await match_of(lobby, table_id)).seats] == ["ana", "bia"]
 
 
+async def test_a_formed_table_is_born_started_once_however_often_it_is_formed(lobby: Lobby) -> None:
+    """start_formed: one write makes the table (OPENED, then STARTED, as a
+    create_formed and a start would record), then its match; a retry, or a
+    table begun by create_formed, ends the same way."""
+    table_id = secrets.token_hex(6)
+    seated = [{"user_id": "ana", "name": "ana"}, {"user_id": "bia", "name": "bia"}]
+    formed = await lobby.tables.start_formed(table_id, lobby.game("nim"), {}, seated, ranked=True)
+    again = await lobby.tables.start_formed(table_id, lobby.game("nim"), {}, seated[::-1], ranked=True)
+    assert formed["status"] == again["status"] == "playing" and formed["host"] is None
+    assert (await lobby.tables.get(table_id))["players"] == seated
+    assert await changes(lobby, table_id) == [("OPENED", None, False), ("STARTED", None, False)]
+    match = await match_of(lobby, table_id)
+    assert [s.user_id for s in match.seats] == ["ana", "bia"] and match.version == 1
+    begun = secrets.token_hex(6)
+    await lobby.tables.create_formed(begun, lobby.game("nim"), {}, seated, ranked=False)
+    await lobby.tables.start_formed(begun, lobby.game("nim"), {}, seated, ranked=False)
+    assert [kind for kind, _, _ in await changes(lobby, begun)] == ["OPENED", "STARTED"]
+    assert [s.user_id for s in (await match_of(lobby, begun)).seats] == ["ana", "bia"]
+
+
+async def test_a_formed_table_the_game_refuses_opens_again(lobby: Lobby) -> None:
+    table_id = secrets.token_hex(6)
+    seated = [{"user_id": "ana", "name": "ana"}, {"user_id": "bia", "name": "bia"}]
+    formed = lobby.tables.start_formed(table_id, lobby.game("nim"), {"heap": 101}, seated, ranked=False)
+    with pytest.raises(Refused) as refusal:
+        await formed
+    assert refusal.value.reason == "invalid_options"
+    assert (await lobby.tables.get(table_id))["status"] == "open"
+    assert [kind for kind, _, _ in await changes(lobby, table_id)] == ["OPENED", "STARTED", "REOPENED"]
+    assert await lobby.redis.exists(keys.match(table_id)) == 0
+
+
 async def test_a_practice_table_is_never_formed_ranked(lobby: Lobby) -> None:
     """Bozó's ``advice`` makes a practice table (GameInfo.practice_options):
     a ranked formation with it is refused and nothing is stored; casual is fine."""
