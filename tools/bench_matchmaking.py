@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import time
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ import httpx
 
 from services.core.tokens import Identity
 from tools.bench_feeds import raise_open_files
+from tools.sockets_held import children, listens
 from tools.stack import Stack
 
 DRIVER = Path(__file__).resolve().parent.parent / "bench" / "rodada" / "matchmaking.js"
@@ -61,11 +63,16 @@ def exactly_once(results: list[dict[str, Any]]) -> list[str]:
     return problems
 
 
-def measure(root: Path, tickets: int) -> dict[str, Any]:
+def measure(root: Path, tickets: int, gateway_workers: int = 1) -> dict[str, Any]:
+    """The burst on one gateway of ``gateway_workers`` processes (WORKERS:
+    the kernel deals the tickets' connections over them; the pod's one
+    metrics page sums their tables)."""
     # A socket per ticket on each side: the gateway started here inherits the limit.
     raise_open_files(tickets + 2000)
-    with Stack(root, games=["bozo"]) as stack:
+    with Stack(root, games=["bozo"], gateway_workers=gateway_workers) as stack:
         gateway = stack.gateway()
+        if gateway_workers > 1:  # every worker listening before the burst
+            wait_for_workers(stack, gateway_workers)
         before = tables_formed(stack.gateway_metrics_url())
         guests = [Identity(f"g_mm{i:05d}", f"mm{i}", "guest") for i in range(tickets)]
         tokens = root / "guests.json"
@@ -87,6 +94,7 @@ def measure(root: Path, tickets: int) -> dict[str, Any]:
         problems.append(f"the gateway counted {formed:.0f} tables formed, the tickets name {tables}")
     return {
         **burst,
+        "gateway_workers": gateway_workers,
         "tables": tables,
         "tables_per_second": round(tables / burst["seconds"], 1) if burst["seconds"] else None,
         "exactly_once": not problems,
@@ -94,16 +102,34 @@ def measure(root: Path, tickets: int) -> dict[str, Any]:
     }
 
 
-def describe(burst: dict[str, Any]) -> str:
+def wait_for_workers(stack: Stack, workers: int, timeout: float = 30.0) -> None:
+    supervisor = stack.processes["gateway"].pid
+    deadline = time.monotonic() + timeout
+    while not (
+        len(found := children(supervisor)) == workers
+        and all(listens(pid, stack.gateway_port) for pid in found)
+    ):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the gateway's {workers} workers not listening in {timeout:.0f} s")
+        time.sleep(0.1)
+
+
+def describe(burst: dict[str, Any], one: dict[str, Any] | None = None) -> str:
+    """One line; with ``one`` (the same burst on a gateway of one worker),
+    the ratio of tables per second to it."""
+    workers = f" of {burst['gateway_workers']} workers" if burst.get("gateway_workers", 1) > 1 else ""
+    ratio = ""
+    if one is not None and one is not burst and one.get("tables_per_second") and burst["tables_per_second"]:
+        ratio = f", {burst['tables_per_second'] / one['tables_per_second']:.2f}× one worker's"
     check = (
         "every ticket seated exactly once"
         if burst["exactly_once"]
         else "exactly-once check failed: " + "; ".join(burst["problems"])
     )
     return (
-        f"matchmaking: {burst['tickets']:,} casual Bozó duel tickets on one gateway, queued in "
+        f"matchmaking: {burst['tickets']:,} casual Bozó duel tickets on one gateway{workers}, queued in "
         f"{burst['queue_seconds']:.1f} s ({burst['final_when_queued']:,} final by then), the last final "
         f"{burst['seconds']:.1f} s after the first: "
-        f"{burst['tables']:,} tables = {burst['tables_per_second']:,.0f} tables/s (goal ≥ 500); "
+        f"{burst['tables']:,} tables = {burst['tables_per_second']:,.0f} tables/s (goal ≥ 500){ratio}; "
         f"{burst.get('reconnects', 0):,} ticket sockets lost and followed again; {check}"
     )
