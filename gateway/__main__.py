@@ -6,6 +6,9 @@ On SIGTERM the replica drains: readiness (/healthz) fails at once, so load
 balancers stop sending; after half of DRAIN_SECONDS the feeds are told to
 resume elsewhere (close 1012 "draining"; gRPC UNAVAILABLE ``draining``) and
 uvicorn stops, giving requests in flight the rest.
+
+With WORKERS=N this process supervises N copies of itself on the same ports
+(services/core/workers.py), each draining as above.
 """
 
 from __future__ import annotations
@@ -21,12 +24,12 @@ from gateway.app import FastPath, create_app
 from gateway.feed_protocol import FeedProtocol
 from gateway.settings import GatewaySettings
 from gateway.sockets import FeedSockets
-from services.core import logs, tracing
+from services.core import logs, tracing, workers
 
 
 async def serve(settings: GatewaySettings) -> None:
     app = create_app(settings)
-    if settings.metrics_port:
+    if settings.metrics_port and not settings.is_worker:  # a worker's are its supervisor's
         # Its own port, as the game services: the API port is public behind
         # the ingress, the metrics are for Prometheus only.
         start_http_server(settings.metrics_port, settings.gateway_host)
@@ -61,7 +64,10 @@ async def serve(settings: GatewaySettings) -> None:
 
     # uvicorn installs its own handlers when serving; ours replace them after start-up.
     drainer = asyncio.create_task(drain())
-    serving = asyncio.create_task(server.serve())
+    shared = (
+        [workers.shared_socket(settings.gateway_host, settings.gateway_port)] if settings.is_worker else None
+    )
+    serving = asyncio.create_task(server.serve(sockets=shared))
     while not server.started and not serving.done():
         await asyncio.sleep(0.05)
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -75,6 +81,8 @@ async def serve(settings: GatewaySettings) -> None:
 def main() -> None:
     settings = GatewaySettings()
     logs.configure("gateway")
+    if settings.workers > 1 and not settings.is_worker:  # WORKERS processes on the same ports
+        raise SystemExit(workers.supervise(settings.workers, settings.metrics_port, settings.gateway_host))
     tracing.configure("gateway", settings)
     with contextlib.suppress(ImportError):
         import uvloop

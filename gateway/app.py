@@ -48,7 +48,10 @@ def create_app(settings: GatewaySettings | None = None, mm: MatchmakingSettings 
         await platform.start()
         servicers = app.state.servicers = grpc_face.servicers(platform)
         face, app.state.grpc_health = await grpc_face.start(
-            platform, servicers, f"{settings.gateway_host}:{settings.platform_grpc_port}"
+            platform,
+            servicers,
+            f"{settings.gateway_host}:{settings.platform_grpc_port}",
+            share_port=settings.is_worker,
         )
         app.state.grpc = face
         yield

@@ -16,8 +16,16 @@ HTTP_SECONDS = Histogram(
     ["method", "route"],
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5),
 )
-WS_CONNECTIONS = Gauge("rodada_websocket_connections", "Open WebSockets (table feeds and ticket feeds)")
-FEEDS_OPEN = Gauge("rodada_feeds_open", "Open table feeds on this replica (WebSocket and gRPC)")
+WS_CONNECTIONS = Gauge(
+    "rodada_websocket_connections",
+    "Open WebSockets (table feeds and ticket feeds)",
+    multiprocess_mode="livesum",
+)
+FEEDS_OPEN = Gauge(
+    "rodada_feeds_open",
+    "Open table feeds on this replica (WebSocket and gRPC)",
+    multiprocess_mode="livesum",
+)
 FEEDS_REFUSED = Counter("rodada_feeds_refused_total", "Feeds refused because their user had too many open")
 TIMERS_FIRED = Counter(
     "rodada_timers_fired_total", "Deadlines fired, by game and what was done", ["game", "action"]
@@ -29,9 +37,14 @@ FORFEITS = Counter(
     "rodada_forfeits_total", "Matches ended by leaving or inactivity, by game and reason", ["game", "reason"]
 )
 RATE_LIMITED = Counter("rodada_rate_limited_total", "Requests refused by a rate limit, by limit", ["limit"])
-# Every replica reports the same, global length: aggregate with max, not sum.
+# Every replica reports the same, global length: aggregate with max, not sum
+# (and a pod's WORKERS report the max of theirs). Every gauge declares how a
+# pod's workers add up (services/core/workers.py); the open-things gauges sum.
 MATCHMAKING_QUEUE_LENGTH = Gauge(
-    "rodada_matchmaking_queue_length", "Matchmaking tickets waiting, by game and mode", ["game", "mode"]
+    "rodada_matchmaking_queue_length",
+    "Matchmaking tickets waiting, by game and mode",
+    ["game", "mode"],
+    multiprocess_mode="livemax",
 )
 MATCHMAKING_WAIT_SECONDS = Histogram(
     "rodada_matchmaking_wait_seconds",
@@ -54,7 +67,9 @@ CHAT_REFUSED = Counter(
 )
 CHAT_REPORTS = Counter("rodada_chat_reports_total", "Chat messages reported, by channel", ["channel"])
 SOCIAL_FEEDS_OPEN = Gauge(
-    "rodada_social_feeds_open", "Open social feeds on this replica (WebSocket and gRPC)"
+    "rodada_social_feeds_open",
+    "Open social feeds on this replica (WebSocket and gRPC)",
+    multiprocess_mode="livesum",
 )
 MATCHMAKING_CPU_TABLES = Counter(
     "rodada_matchmaking_cpu_tables_total",

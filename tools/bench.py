@@ -33,12 +33,14 @@ server stack and a Redis EVALSHA, and every path's server CPU per move as a
 multiple of its floor. Then, in process,
 every game's engine apply median; the Redis memory of active matches and
 their events (``MEMORY USAGE``); and a burst of casual tickets formed into
-tables on one gateway, checked to seat every ticket exactly once.
+tables on one gateway of one worker, then of two (WORKERS), each checked to
+seat every ticket exactly once.
 
 Every stack is our own on loopback (``tools.stack.Stack``) and stopped at
 the end. Environment: BENCH_SECONDS (10), BENCH_WARMUP (2), BENCH_MATCHES
 ("10,50"), BENCH_PLAYERS ("1,2": solo and duel rows), BENCH_THROWS (3),
-BENCH_TICKETS (5000), BENCH_PATHS ("reference,grpc,platform,web"),
+BENCH_TICKETS (5000), BENCH_TICKET_WORKERS ("1,2": the matchmaking burst
+on a gateway of that many processes each), BENCH_PATHS ("reference,grpc,platform,web"),
 BENCH_FLOORS (1; 0 skips them), BENCH_SCALE (1; 0 skips the scale-out
 phase), BENCH_JSON (a file to write every result
 to), BENCH_BASELINE (another checkout of the code, e.g. ``git archive`` of an
@@ -62,6 +64,7 @@ from typing import Any
 
 from services.core.tokens import Identity
 from tools import bench_engine, bench_floors, bench_matchmaking, bench_memory
+from tools.sockets_held import listens
 from tools.stack import Stack
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -83,6 +86,7 @@ class Settings:
     players: tuple[int, ...] = (1, 2)
     throws: int = 3
     tickets: int = 5000
+    ticket_workers: tuple[int, ...] = (1, 2)
     paths: tuple[str, ...] = ("reference", "grpc", "platform", "web")
     warmup: float = 2.0
     floors: bool = True
@@ -106,6 +110,7 @@ class Settings:
             baseline=Path(env["BENCH_BASELINE"]) if env.get("BENCH_BASELINE") else None,
             throws=int(env.get("BENCH_THROWS", "3")),
             tickets=int(env.get("BENCH_TICKETS", "5000")),
+            ticket_workers=tuple(int(w) for w in env.get("BENCH_TICKET_WORKERS", "1,2").split(",") if w),
             paths=paths,
         )
 
@@ -263,36 +268,49 @@ def reference_row(settings: Settings, matches: int, players: int = 1) -> Row:
 @dataclass(frozen=True)
 class Layout:
     """How many of each server a platform runs: Yatzy service replicas (each
-    a pod), gateway replicas, and processes per replica (WORKERS)."""
+    a pod), gateway replicas, and processes per replica and per gateway
+    (their WORKERS)."""
 
     replicas: int = 1
     gateways: int = 1
     workers: int = 1
+    gateway_workers: int = 1
 
     def __str__(self) -> str:
         if self == Layout():
             return "1 replica, 1 gateway"
         each = f" of {self.workers} workers" if self.workers > 1 else ""
+        gateway_each = f" of {self.gateway_workers} workers" if self.gateway_workers > 1 else ""
         return (
             f"{self.replicas} replica{'s' if self.replicas > 1 else ''}{each}, "
-            f"{self.gateways} gateway{'s' if self.gateways > 1 else ''}"
+            f"{self.gateways} gateway{'s' if self.gateways > 1 else ''}{gateway_each}"
         )
 
 
 # The scale-out phase: two replicas behind two gateways (the drivers deal
-# their seats over both), and one replica of two processes on one port.
-SCALE_LAYOUTS = (Layout(replicas=2, gateways=2), Layout(workers=2))
+# their seats over both), one replica of two processes on one port, and one
+# gateway of two processes on its ports.
+SCALE_LAYOUTS = (Layout(replicas=2, gateways=2), Layout(workers=2), Layout(gateway_workers=2))
 
 
-def worker_pids(stack: Stack, name: str, workers: int, timeout: float = 30.0) -> list[int]:
+def worker_pids(
+    stack: Stack, name: str, workers: int, port: int | None = None, timeout: float = 30.0
+) -> list[int]:
     """The worker processes of a replica run with WORKERS (its supervisor's
-    children), once every one of them serves."""
+    children), once every one of them serves: a game's say so in its log; a
+    gateway's listen on ``port``."""
     supervisor = stack.processes[name].pid
     deadline = time.monotonic() + timeout
     while True:
-        children = Path(f"/proc/{supervisor}/task/{supervisor}/children").read_text().split()
-        if len(children) == workers and stack.log_path(name).read_text().count("serving gRPC") >= workers:
-            return [int(pid) for pid in children]
+        children = [
+            int(pid) for pid in Path(f"/proc/{supervisor}/task/{supervisor}/children").read_text().split()
+        ]
+        if len(children) == workers and (
+            all(listens(pid, port) for pid in children)
+            if port is not None
+            else stack.log_path(name).read_text().count("serving gRPC") >= workers
+        ):
+            return children
         if time.monotonic() > deadline:
             raise RuntimeError(f"{name}: {workers} workers not serving in {timeout:.0f} s")
         time.sleep(0.1)
@@ -310,7 +328,14 @@ class Rodada:
         self.before = source is not None
         self.layout = layout
         env = {"WORKERS": str(layout.workers)} if layout.workers > 1 else None
-        self.stack = Stack(root, games=["yatzy"], source=source, replicas={"yatzy": layout.replicas}, env=env)
+        self.stack = Stack(
+            root,
+            games=["yatzy"],
+            source=source,
+            replicas={"yatzy": layout.replicas},
+            env=env,
+            gateway_workers=layout.gateway_workers,
+        )
         self.gateway_urls = [self.stack.gateway(i) for i in range(layout.gateways)]
         self.platforms = [self.stack.platform_grpc(i) for i in range(layout.gateways)]
         self.services = [self.stack.service("yatzy", i) for i in range(layout.replicas)]
@@ -325,6 +350,10 @@ class Rodada:
         for replica in range(layout.gateways):
             name = "gateway" if replica == 0 else f"gateway-{replica}"
             self.pids[name] = self.stack.processes[name].pid
+            if layout.gateway_workers > 1:
+                port = self.stack.gateway_ports[replica]
+                for worker, pid in enumerate(worker_pids(self.stack, name, layout.gateway_workers, port)):
+                    self.pids[f"{name}/w{worker}"] = pid
         self.pids["redis"] = self.stack.redis.process.pid
         # Seats for the direct path: the platform's token and one user per seat.
         most = max(settings.matches) * 2
@@ -565,10 +594,14 @@ def main() -> None:
             "\nengine apply, median µs per move (in process; goal ≤ 20): "
             + ", ".join(f"{name} {micros:.1f}" for name, micros in engine.items())
         )
-        if settings.tickets:
-            burst = bench_matchmaking.measure(root / "matchmaking", settings.tickets)
-            report["matchmaking"] = {k: v for k, v in burst.items() if k != "results"}
-            print("\n" + bench_matchmaking.describe(burst))
+        bursts: dict[int, dict[str, Any]] = {}
+        for workers in settings.ticket_workers if settings.tickets else ():
+            burst = bench_matchmaking.measure(root / f"matchmaking{workers}", settings.tickets, workers)
+            bursts[workers] = {k: v for k, v in burst.items() if k != "results"}
+            print("\n" + bench_matchmaking.describe(burst, bursts.get(1) if workers != 1 else None))
+        if bursts:
+            report["matchmaking"] = bursts[min(bursts)]
+            report["matchmaking_by_gateway_workers"] = bursts
     print(f"\nbench: done in {time.monotonic() - started:.0f} s")
     if os.environ.get("BENCH_JSON"):
         Path(os.environ["BENCH_JSON"]).write_text(json.dumps(report, indent=1, default=str))

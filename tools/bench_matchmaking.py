@@ -22,7 +22,9 @@ import json
 import os
 import re
 import subprocess
+import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
@@ -31,6 +33,7 @@ import redis
 
 from services.core.tokens import Identity
 from tools.bench_feeds import raise_open_files
+from tools.sockets_held import children, listens
 from tools.stack import Stack
 
 DRIVER = Path(__file__).resolve().parent.parent / "bench" / "rodada" / "matchmaking.js"
@@ -89,19 +92,28 @@ def rss_kib(pid: int) -> int:
     return 0
 
 
-def measure(root: Path, tickets: int, source: Path | None = None) -> dict[str, Any]:
-    """The burst on a stack of this checkout's code, or ``source``'s (a
-    baseline checkout, for before/after pairs)."""
+def total(measure: Callable[[int], float], pids: list[int]) -> float:
+    return sum(measure(pid) for pid in pids)
+
+
+def measure(root: Path, tickets: int, gateway_workers: int = 1, source: Path | None = None) -> dict[str, Any]:
+    """The burst on one gateway of ``gateway_workers`` processes (WORKERS:
+    the kernel deals the tickets' connections over them; the pod's one
+    metrics page sums their tables), on this checkout's code or ``source``'s
+    (a baseline checkout, for before/after pairs)."""
     # A socket per ticket on each side: the gateway started here inherits the limit.
     raise_open_files(tickets + 2000)
-    with Stack(root, games=["bozo"], source=source) as stack:
+    with Stack(root, games=["bozo"], gateway_workers=gateway_workers, source=source) as stack:
         gateway = stack.gateway()
+        if gateway_workers > 1:  # every worker listening before the burst
+            wait_for_workers(stack, gateway_workers)
         before = tables_formed(stack.gateway_metrics_url())
-        pid = stack.processes["gateway"].pid
+        # The gateway's process and, with workers, each of them.
+        pids = [stack.processes["gateway"].pid, *children(stack.processes["gateway"].pid)]
         guests = [Identity(f"g_mm{i:05d}", f"mm{i}", "guest") for i in range(tickets)]
         tokens = root / "guests.json"
         tokens.write_text(json.dumps([{"user_id": g.user_id, "token": stack.token(g)} for g in guests]))
-        cpu, commands, rss = cpu_seconds(pid), redis_commands(stack.redis_url), rss_kib(pid)
+        cpu, commands, rss = total(cpu_seconds, pids), redis_commands(stack.redis_url), total(rss_kib, pids)
         proc = subprocess.run(
             ["node", str(DRIVER), "--gateway", gateway, "--tickets", str(tickets), "--tokens", str(tokens)],
             stdout=subprocess.PIPE,  # progress on stderr shows as it goes
@@ -112,8 +124,8 @@ def measure(root: Path, tickets: int, source: Path | None = None) -> dict[str, A
         if proc.returncode != 0:
             raise RuntimeError(f"matchmaking.js exited {proc.returncode}")
         burst: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
-        cpu, commands = cpu_seconds(pid) - cpu, redis_commands(stack.redis_url) - commands
-        rss = rss_kib(pid) - rss
+        cpu, commands = total(cpu_seconds, pids) - cpu, redis_commands(stack.redis_url) - commands
+        rss = total(rss_kib, pids) - rss
         formed = tables_formed(stack.gateway_metrics_url()) - before
     tables = len({r["matched"]["table_id"] for r in burst["results"] if r["matched"]})
     problems = exactly_once(burst["results"])
@@ -121,6 +133,7 @@ def measure(root: Path, tickets: int, source: Path | None = None) -> dict[str, A
         problems.append(f"the gateway counted {formed:.0f} tables formed, the tickets name {tables}")
     return {
         **burst,
+        "gateway_workers": gateway_workers,
         "tables": tables,
         "tables_per_second": round(tables / burst["seconds"], 1) if burst["seconds"] else None,
         "gateway_cpu_ms_per_ticket": round(cpu * 1000 / tickets, 3),
@@ -131,17 +144,35 @@ def measure(root: Path, tickets: int, source: Path | None = None) -> dict[str, A
     }
 
 
-def describe(burst: dict[str, Any]) -> str:
+def wait_for_workers(stack: Stack, workers: int, timeout: float = 30.0) -> None:
+    supervisor = stack.processes["gateway"].pid
+    deadline = time.monotonic() + timeout
+    while not (
+        len(found := children(supervisor)) == workers
+        and all(listens(pid, stack.gateway_port) for pid in found)
+    ):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the gateway's {workers} workers not listening in {timeout:.0f} s")
+        time.sleep(0.1)
+
+
+def describe(burst: dict[str, Any], one: dict[str, Any] | None = None) -> str:
+    """One line; with ``one`` (the same burst on a gateway of one worker),
+    the ratio of tables per second to it."""
+    workers = f" of {burst['gateway_workers']} workers" if burst.get("gateway_workers", 1) > 1 else ""
+    ratio = ""
+    if one is not None and one is not burst and one.get("tables_per_second") and burst["tables_per_second"]:
+        ratio = f", {burst['tables_per_second'] / one['tables_per_second']:.2f}× one worker's"
     check = (
         "every ticket seated exactly once"
         if burst["exactly_once"]
         else "exactly-once check failed: " + "; ".join(burst["problems"])
     )
     return (
-        f"matchmaking: {burst['tickets']:,} casual Bozó duel tickets on one gateway, queued in "
+        f"matchmaking: {burst['tickets']:,} casual Bozó duel tickets on one gateway{workers}, queued in "
         f"{burst['queue_seconds']:.1f} s ({burst['final_when_queued']:,} final by then), the last final "
         f"{burst['seconds']:.1f} s after the first: "
-        f"{burst['tables']:,} tables = {burst['tables_per_second']:,.0f} tables/s (goal ≥ 500); "
+        f"{burst['tables']:,} tables = {burst['tables_per_second']:,.0f} tables/s (goal ≥ 500){ratio}; "
         f"{burst.get('reconnects', 0):,} ticket sockets lost and followed again; {check}; per ticket: "
         f"gateway CPU {burst['gateway_cpu_ms_per_ticket']:.2f} ms, "
         f"{burst['redis_commands_per_ticket']:.1f} Redis commands, "

@@ -33,8 +33,10 @@ class Stack:
     say, with ``cluster=True``); otherwise the stack starts its own. ``games``
     limits it to some of the games found in ``packages``; ``replicas`` runs
     several replicas of a game's service (the gateway spreads its calls over
-    them). ``source`` runs the processes from another checkout of the code
-    (the benchmark's baseline), this one's by default."""
+    them). ``gateway_workers``: processes per gateway replica (its WORKERS;
+    an ``env`` WORKERS is the game services'). ``source`` runs the processes
+    from another checkout of the code (the benchmark's baseline), this one's
+    by default."""
 
     def __init__(
         self,
@@ -46,8 +48,10 @@ class Stack:
         games: Sequence[str] | None = None,
         replicas: Mapping[str, int] | None = None,
         source: Path | None = None,
+        gateway_workers: int = 1,
     ) -> None:
         self.root = root
+        self.gateway_workers = gateway_workers
         self.source = source
         self.keys_dir = root / "keys"
         self.signer = TokenSigner(load_or_create_signing_key(self.keys_dir))
@@ -136,6 +140,7 @@ class Stack:
             "GATEWAY_PORT": str(port),
             "PLATFORM_GRPC_PORT": str(grpc_port),
             "METRICS_PORT": str(metrics_port),
+            "WORKERS": str(self.gateway_workers),
         }
         self._spawn(name, ["-m", "gateway"], env, port)
         return f"http://127.0.0.1:{port}"

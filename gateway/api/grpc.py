@@ -67,10 +67,11 @@ def _handlers(service: ServiceDescriptor, servicer: Servicer) -> grpc.GenericRpc
 
 
 async def start(
-    platform: Platform, implementations: dict[str, Servicer], address: str
+    platform: Platform, implementations: dict[str, Servicer], address: str, share_port: bool = False
 ) -> tuple[grpc.aio.Server, health.aio.HealthServicer]:
     """Serve the face; the caller turns its health NOT_SERVING when the
-    replica drains, and stops it (after draining the feeds)."""
+    replica drains, and stops it (after draining the feeds). ``share_port``:
+    one of the pod's WORKERS (services/core/workers.py)."""
     open_methods = {
         f"/{service.full_name}/{method.name}"
         for service, _ in SERVICES
@@ -84,4 +85,4 @@ async def start(
             server.add_generic_rpc_handlers((_handlers(service, implementations[service.full_name]),))
         return [service.full_name for service, _ in SERVICES]
 
-    return await start_grpc(address, guard, register)
+    return await start_grpc(address, guard, register, share_port)

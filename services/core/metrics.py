@@ -30,7 +30,7 @@ MATCHES_STARTED = Counter("rodada_matches_started_total", "Matches created, by g
 MATCHES_FINISHED = Counter(
     "rodada_matches_finished_total", "Matches finished, by game and reason", ["game", "reason"]
 )
-# With WORKERS>1 (services/kit/workers.py) each worker reads the same count
+# With WORKERS>1 (services/core/workers.py) each worker reads the same count
 # from Redis and holds its own streams: the pod reports the one and the sum.
 ACTIVE_MATCHES = Gauge(
     "rodada_active_matches", "Matches being played, by game", ["game"], multiprocess_mode="livemax"

@@ -7,14 +7,17 @@ Every variable is listed in README.md ("Configuration").
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
+from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from services.core.limits import Limit
 
 
 class CommonSettings(BaseSettings):
-    """What every process shares: Redis and the token keys."""
+    """What every process shares: Redis, the token keys, draining, tracing
+    and its workers."""
 
     model_config = SettingsConfigDict(extra="ignore", frozen=True, env_ignore_empty=True)
 
@@ -39,6 +42,17 @@ class CommonSettings(BaseSettings):
     otel_exporter_otlp_traces_endpoint: str = ""  # for traces only; wins over the one above
     otel_sdk_disabled: bool = False  # true: no tracing whatever the endpoint
     otel_service_name: str = ""  # default rodada-<game> / rodada-gateway
+    # Processes sharing the pod's ports (SO_REUSEPORT) and its one metrics
+    # port (services/core/workers.py), for a game service and the gateway
+    # alike: as many as the cores the pod may use.
+    workers: Annotated[int, Field(ge=1)] = 1
+    rodada_worker: int | None = None  # set by the supervisor on each of its workers, not by operators
+
+    @property
+    def is_worker(self) -> bool:
+        """One of a supervisor's workers: it shares its ports and leaves the
+        metrics port to the supervisor."""
+        return self.rodada_worker is not None
 
 
 class ServiceSettings(CommonSettings):
@@ -50,10 +64,6 @@ class ServiceSettings(CommonSettings):
     metrics_port: int | None = None
     match_ttl_seconds: int = 7 * 24 * 3600  # a match's keys expire this long after its last write
     action_limit: str = "60/10"  # actions per user: <count>/<seconds>, 0 = off
-    # Processes sharing the gRPC port (SO_REUSEPORT) and the metrics port
-    # (services/core/workers.py): as many as the cores the pod may use.
-    workers: int = 1
-    rodada_worker: int | None = None  # set by the supervisor on each of its workers, not by operators
 
     @property
     def actions(self) -> Limit:

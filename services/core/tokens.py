@@ -73,11 +73,18 @@ def load_or_create_signing_key(directory: Path, pem: str = "") -> Ed25519Private
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     )
     # Write atomically and privately: a second process starting at the same
-    # time must not read half a key.
+    # time must not read half a key. Linked, not renamed, so that of processes
+    # starting together (a pod's WORKERS) one key wins and the others take it:
+    # a token signed by one worker is then good at every other.
     tmp = private_path.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_bytes(pem_bytes)
     tmp.chmod(0o600)
-    tmp.replace(private_path)
+    try:
+        os.link(tmp, private_path)
+    except FileExistsError:
+        return load_or_create_signing_key(directory)
+    finally:
+        tmp.unlink()
     (directory / PUBLIC_KEY_FILE).write_bytes(_public_pem(key.public_key()))
     return key
 

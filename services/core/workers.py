@@ -1,8 +1,9 @@
-"""Several processes of one game service on one port (WORKERS=N).
+"""Several processes of one game service, or of the gateway, on one port
+(WORKERS=N).
 
-A game service is one asyncio process, so it uses one core. With WORKERS>1
+A game service (or the gateway) is one asyncio process, so it uses one core. With WORKERS>1
 the process started by the container supervises N copies of itself: each
-binds the same gRPC port with SO_REUSEPORT (the kernel spreads connections
+binds the same gRPC port (and the gateway's HTTP port) with SO_REUSEPORT (the kernel spreads connections
 over them) and writes its metrics to a shared folder (prometheus_client's
 multiprocess mode); the supervisor serves them summed on the one metrics
 port the pod is scraped on, with rodada_build_info and the process_* metrics
@@ -18,6 +19,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -64,9 +66,24 @@ class PoolProcessCollector:
             yield metric
 
 
-def supervise(workers: int, metrics_port: int) -> int:
+def shared_socket(host: str, port: int) -> socket.socket:
+    """A listening address that every worker binds (SO_REUSEPORT), for a
+    server that does not set the option itself (uvicorn); the kernel spreads
+    new connections over the workers' sockets."""
+    family, kind, proto, _, address = socket.getaddrinfo(
+        host.strip("[]"), port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind(address)
+    return sock
+
+
+def supervise(workers: int, metrics_port: int, metrics_host: str = "0.0.0.0") -> int:
     """Run ``workers`` copies of this process's command line until they have
-    all exited; the exit code for the container."""
+    all exited; the exit code for the container. ``metrics_port`` 0: the
+    pod's metrics are not served."""
     folder = tempfile.mkdtemp(prefix="rodada-metrics-")
     command = [sys.executable, *sys.orig_argv[1:]]
     children = [
@@ -88,7 +105,8 @@ def supervise(workers: int, metrics_port: int) -> int:
     MultiProcessCollector(registry, path=folder)  # type: ignore[no-untyped-call]
     registry.register(metrics.BUILD_INFO)
     registry.register(PoolProcessCollector(child.pid for child in children))
-    start_http_server(metrics_port, registry=registry)
+    if metrics_port:
+        start_http_server(metrics_port, metrics_host, registry=registry)
     code = 0
     try:
         running = {child.pid for child in children}

@@ -68,7 +68,7 @@ async def serve(game: Game, settings: ServiceSettings) -> None:
         match_pb2_grpc.add_MatchServiceServicer_to_server(servicer, server)
         return [MATCH_SERVICE]
 
-    worker = settings.rodada_worker is not None
+    worker = settings.is_worker
     if not worker:  # a worker's metrics are served by its supervisor
         start_http_server(settings.metrics_port or metrics_port)
     tasks = [
@@ -94,7 +94,7 @@ def run(game: Game) -> None:
     """Entry point of ``python -m services.<game>.service``."""
     logs.configure(game.name)
     settings = ServiceSettings()
-    if settings.workers > 1 and settings.rodada_worker is None:
+    if settings.workers > 1 and not settings.is_worker:
         log.info("%s: %d workers on one port", game.name, settings.workers)
         raise SystemExit(workers.supervise(settings.workers, settings.metrics_port or game.ports[1]))
     tracing.configure(game.name, settings)

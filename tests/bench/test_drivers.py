@@ -193,3 +193,23 @@ def test_a_replica_of_two_workers_is_measured_process_by_process(tmp_path: Path)
         platform.stop()
     check_row(row, "grpc", 1, {"yatzy", "yatzy/w0", "yatzy/w1", "redis"})
     assert row.layout == "1 replica of 2 workers, 1 gateway"
+
+
+def test_a_gateway_of_two_workers_is_measured_process_by_process(tmp_path: Path) -> None:
+    settings = bench.Settings(seconds=SECONDS, warmup=WARMUP, matches=(MATCHES,), players=(1,))
+    platform = bench.Rodada(tmp_path, settings, layout=bench.Layout(gateway_workers=2))
+    try:
+        row = platform.row("web", MATCHES, 1)
+    finally:
+        platform.stop()
+    check_row(row, "web", 1, {"yatzy", "gateway", "gateway/w0", "gateway/w1", "redis"})
+    assert row.layout == "1 replica, 1 gateway of 2 workers"
+    assert bench.Layout(gateway_workers=2) in bench.SCALE_LAYOUTS
+
+
+def test_a_matchmaking_burst_on_a_gateway_of_two_workers_seats_every_ticket_once(tmp_path: Path) -> None:
+    burst = bench_matchmaking.measure(tmp_path, 20, gateway_workers=2)
+    assert burst["exactly_once"], burst["problems"]
+    assert burst["tables"] == 10 and burst["gateway_workers"] == 2
+    line = bench_matchmaking.describe(burst, {**burst, "tables_per_second": burst["tables_per_second"] / 2})
+    assert "on one gateway of 2 workers" in line and "2.00× one worker's" in line

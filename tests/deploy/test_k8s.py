@@ -209,6 +209,12 @@ def test_everything_lands_in_one_restricted_namespace(overlay: str) -> None:
 # -- the workloads -----------------------------------------------------------------
 
 
+def cpu_cores(container: dict[str, Any]) -> int:
+    """Whole cores of a container's CPU limit."""
+    cpu = str(container["resources"]["limits"]["cpu"])
+    return int(float(cpu[:-1]) / 1000 if cpu.endswith("m") else float(cpu))
+
+
 @pytest.mark.parametrize("workload", WORKLOADS)
 @pytest.mark.parametrize("overlay", OVERLAYS)
 def test_workload(overlay: str, workload: str) -> None:
@@ -240,6 +246,10 @@ def test_workload(overlay: str, workload: str) -> None:
         metrics_port = GATEWAY_METRICS_PORT
         assert GatewaySettings().metrics_port == GATEWAY_METRICS_PORT  # the default, not set here
         assert "METRICS_PORT" not in settings
+        # One process per whole core of the CPU limit, as a game's.
+        env = {e["name"]: e["value"] for e in container["env"]}
+        assert env == {"WORKERS": str(max(1, cpu_cores(container)))}
+        assert set(env) <= env_names(GatewaySettings)
     else:
         game = GAMES[workload]
         assert container["args"] == [MODULES[game]]
@@ -252,9 +262,7 @@ def test_workload(overlay: str, workload: str) -> None:
         assert pod_labels["app.kubernetes.io/component"] == "game"
         env = {e["name"]: e["value"] for e in container["env"]}
         # One process per whole core of the CPU limit (WORKERS, at least one).
-        cpu = str(container["resources"]["limits"]["cpu"])
-        cores = float(cpu[:-1]) / 1000 if cpu.endswith("m") else float(cpu)
-        assert env.pop("WORKERS") == str(max(1, int(cores)))
+        assert env.pop("WORKERS") == str(max(1, cpu_cores(container)))
         assert env == {"GRPC_PORT": str(ports["grpc"]), "METRICS_PORT": str(ports["metrics"])}
         assert set(env) <= env_names(ServiceSettings)
         assert not {"GRPC_PORT", "METRICS_PORT", "GRPC_HOST"} & set(settings), "not for the gateway"
@@ -356,6 +364,25 @@ def test_workload(overlay: str, workload: str) -> None:
         assert int(pdb["spec"]["maxUnavailable"]) >= 1
     else:
         assert int(pdb["spec"]["minAvailable"]) < hpa["spec"]["minReplicas"]
+
+
+@pytest.mark.parametrize(("overlay", "workers"), [("dev", 1), ("prod", 2)])
+def test_gateway_pods_run_one_process_per_core(overlay: str, workers: int) -> None:
+    """Base and dev: one gateway process; prod: two cores, two processes
+    (WORKERS), with a core and the memory of two processes asked for."""
+    container = container_of(by_kind(build(overlay), "Deployment")["gateway"])
+    env = {e["name"]: e["value"] for e in container["env"]}
+    assert env["WORKERS"] == str(workers)
+    if overlay == "prod":
+        assert container["resources"] == {
+            "requests": {"cpu": "1", "memory": "768Mi"},
+            "limits": {"cpu": "2", "memory": "1536Mi"},
+        }
+    base = yaml.safe_load_all((K8S / "base" / "gateway.yaml").read_text())
+    (deployment,) = (d for d in base if d["kind"] == "Deployment")
+    assert deployment["spec"]["template"]["spec"]["containers"][0]["env"] == [
+        {"name": "WORKERS", "value": "1"}
+    ]
 
 
 @pytest.mark.parametrize("overlay", OVERLAYS)

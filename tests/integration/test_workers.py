@@ -7,8 +7,6 @@ so it restarts whole."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
 import signal
 import subprocess
 import time
@@ -23,6 +21,7 @@ from rodada.common.v1 import match_pb2, match_pb2_grpc
 
 from tests.integration.http_client import register, seated_table
 from tools.bench import cpu_seconds
+from tools.sockets_held import children, connections
 from tools.stack import Stack
 
 CALLS_PER_CONNECTION = 25
@@ -44,27 +43,7 @@ def pod(tmp_path: Path) -> Iterator[Stack]:
 
 
 def workers(stack: Stack) -> list[int]:
-    supervisor = stack.processes["yatzy"].pid
-    found = subprocess.run(["pgrep", "-P", str(supervisor)], capture_output=True, text=True).stdout
-    return [int(pid) for pid in found.split()]
-
-
-def connections(pid: int, port: int) -> int:
-    """Established TCP connections on ``port`` that process ``pid`` holds."""
-    fds = Path(f"/proc/{pid}/fd")
-    inodes = set()
-    for fd in fds.iterdir():
-        with contextlib.suppress(OSError):
-            target = os.readlink(fd)
-            if target.startswith("socket:["):
-                inodes.add(target[8:-1])
-    held = 0
-    for table in ("tcp", "tcp6"):
-        for line in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
-            fields = line.split()
-            local, state, inode = fields[1], fields[3], fields[9]
-            held += int(local.rsplit(":", 1)[1], 16) == port and state == "01" and inode in inodes
-    return held
+    return children(stack.processes["yatzy"].pid)
 
 
 def describes(stack: Stack) -> float:
