@@ -117,14 +117,25 @@ class Gate:
 def text_frame(text: str) -> bytes:
     """A server's WebSocket frame of one whole text message: unmasked (RFC
     6455 5.1: a server never masks), no extension, the length in 7 bits, or
-    126 and 16 bits, or 127 and 64 bits."""
+    126 and 16 bits, or 127 and 64 bits. The last one made is kept: a
+    fan-out hands the same rendered item (the same ``str`` object) to every
+    feed, so it is encoded and framed once, not once per feed."""
+    global _last
+    if text is _last[0]:
+        return _last[1]
     payload = text.encode()
     size = len(payload)
     if size <= 125:
-        return bytes((_TEXT_FIN, size)) + payload
-    if size <= 0xFFFF:
-        return struct.pack("!BBH", _TEXT_FIN, 126, size) + payload
-    return struct.pack("!BBQ", _TEXT_FIN, 127, size) + payload
+        frame = bytes((_TEXT_FIN, size)) + payload
+    elif size <= 0xFFFF:
+        frame = struct.pack("!BBH", _TEXT_FIN, 126, size) + payload
+    else:
+        frame = struct.pack("!BBQ", _TEXT_FIN, 127, size) + payload
+    _last = (text, frame)
+    return frame
+
+
+_last: tuple[str | None, bytes] = (None, b"")
 
 
 class FeedProtocol(WSProtocol):

@@ -5,6 +5,7 @@ present and consistent), never for speed."""
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from services.kit.game import discover
-from tools import bench, bench_engine, bench_floors, bench_matchmaking, bench_memory
+from tools import bench, bench_engine, bench_feeds, bench_floors, bench_matchmaking, bench_memory
+from tools.stack import Stack
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -213,3 +215,16 @@ def test_a_matchmaking_burst_on_a_gateway_of_two_workers_seats_every_ticket_once
     assert burst["tables"] == 10 and burst["gateway_workers"] == 2
     line = bench_matchmaking.describe(burst, {**burst, "tables_per_second": burst["tables_per_second"] / 2})
     assert "on one gateway of 2 workers" in line and "2.00× one worker's" in line
+
+
+@pytest.mark.parametrize("client", ["node", "python"])
+def test_the_feeds_bench_reaches_every_feed(tmp_path: Path, client: str) -> None:
+    """Both feeds clients (Node, the default, and the Python one) open every
+    feed, and every feed gets the move's event."""
+    bench.npm_ci(bench.DRIVERS)
+    with Stack(tmp_path, games=["yatzy"]) as stack:
+        stack.service("yatzy")
+        report = asyncio.run(bench_feeds.run(stack, feeds=30, client=client))
+    assert report["feeds"] == 30 and report["client"] == client
+    assert 0 < report["event_to_all_p50_ms"] <= report["event_to_all_p99_ms"] <= report["event_to_all_max_ms"]
+    assert report["gateway_fanout_cpu_s"] >= 0 and report["open_seconds"] >= 0

@@ -62,6 +62,16 @@ def test_a_text_frame_is_the_one_wsproto_would_send(size: int) -> None:
     assert text_frame(text) == expected
 
 
+def test_the_same_text_is_framed_once_and_another_anew() -> None:
+    text = "".join(["{", '"event":1', "}"])  # a str object of its own
+    first = text_frame(text)
+    assert text_frame(text) is first  # the same object: the frame kept
+    equal = "".join(["{", '"event":1', "}"])
+    assert equal is not text and text_frame(equal) == first  # equal text: an equal frame
+    assert text_frame("other") == b"\x81\x05other"
+    assert text_frame(text) == first
+
+
 def test_a_frame_header_says_the_size_in_the_shortest_form() -> None:
     assert text_frame("a" * 125)[:2] == b"\x81\x7d"
     assert text_frame("a" * 126)[:4] == b"\x81\x7e\x00\x7e"
@@ -113,9 +123,13 @@ def test_only_our_protocol_is_found_behind_a_send() -> None:
 def test_per_feed_objects_have_slots() -> None:
     """Tens of thousands of each live on a gateway: no __dict__ (about 100
     bytes more each, and a dict that grows)."""
+    from gateway.feeds import _Open
+    from gateway.social.chat import ChatSight
     from gateway.sockets import Outgoing
-    from services.core.feeds import Item, Listener
+    from services.core.feeds import Item, Listener, Viewer
 
-    for kind in (Inbox, Gate, Outgoing, Item, Listener):
+    for kind in (Inbox, Gate, Outgoing, Item, Listener, ChatSight):
         assert "__slots__" in vars(kind), kind
         assert not hasattr(kind.__new__(kind), "__dict__"), kind
+    assert not hasattr(Viewer(None), "__dict__")
+    assert not hasattr(_Open("u", "t", False), "__dict__")
