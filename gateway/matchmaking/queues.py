@@ -247,8 +247,11 @@ class Matchmaking:
         # (services/kit/pipelining.py), as the game services' commits do.
         self._create, self._status = CoalescedScript(redis, CREATE), CoalescedScript(redis, STATUS)
         self._swap = CoalescedScript(redis, SWAP)
+        # So do the finishes of the tables a burst starts side by side (their
+        # matches' replies come in together).
+        self._finish = CoalescedScript(redis, FINISH)
         self._join, self._close, self._take = script(JOIN), script(CLOSE), script(TAKE)
-        self._claim, self._finish = script(CLAIM), script(FINISH)
+        self._claim = script(CLAIM)
         self._register, self._prune = script(REGISTER), script(PRUNE)
         self.notices = TicketNotices(redis)
         # Set when a ticket enters a queue here: the matcher looks at once.
