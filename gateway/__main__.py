@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import signal
 
 import uvicorn
@@ -72,13 +73,25 @@ async def serve(settings: GatewaySettings) -> None:
         await asyncio.sleep(0.05)
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stopping.set)
+    # What start-up made (modules, the app, the games' descriptors) lives as
+    # long as the process: out of the collector's sight, so that no full
+    # collection walks it again.
+    gc.freeze()
     await serving
     drainer.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await drainer
 
 
+# Young objects collected every 10,000 allocations net instead of 700: a
+# request or a ticket allocates hundreds of short-lived objects, nearly all
+# freed by reference counting, so most young collections find little
+# (BENCHMARKS.md, "Matchmaking (issue 22)", has what this saves).
+GC_YOUNG_THRESHOLD = 10_000
+
+
 def main() -> None:
+    gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
     settings = GatewaySettings()
     logs.configure("gateway")
     if settings.workers > 1 and not settings.is_worker:  # WORKERS processes on the same ports

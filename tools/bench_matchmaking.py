@@ -11,8 +11,8 @@ of tables formed equal to the tables the tickets name.
 
 Beside tables/s, which a shared machine makes noisy, the steadier costs per
 ticket over the driver's run: the gateway's CPU (ms), the commands Redis
-processed (its ``total_commands_processed``: each script call is one, the
-calls inside it are not), and the growth of the gateway's resident memory
+processed (its ``total_commands_processed``: a script call and every command
+it runs; the game service's commands included), and the growth of the gateway's resident memory
 (KiB; what the burst left behind, not a peak).
 """
 
@@ -80,7 +80,8 @@ def cpu_seconds(pid: int) -> float:
 
 
 def redis_commands(url: str) -> int:
-    """Commands Redis has processed since it started (scripts count once)."""
+    """Commands Redis has processed since it started (those a script runs
+    included: an EVALSHA of ten calls counts eleven)."""
     with redis.Redis.from_url(url) as client:
         return int(cast(dict[str, Any], client.info("stats"))["total_commands_processed"])
 

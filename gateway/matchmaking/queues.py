@@ -62,6 +62,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import logging
 import random
@@ -78,7 +79,7 @@ import orjson
 
 from gateway import metrics
 from gateway.accounts import ROLES
-from gateway.games import Games
+from gateway.games import GameClient, Games, _options_key
 from gateway.matchmaking.notices import TicketNotices, matched_notice
 from gateway.matchmaking.rules import (
     Format,
@@ -138,6 +139,7 @@ STARTING_AT_ONCE = 64  # tables a replica creates and starts side by side
 REGISTERED_SECONDS = 10.0
 MIN_VISIT_GAP_SECONDS = 0.05  # between visits brought forward by tickets queued here
 RECENT_WAITS = 50
+QUEUES_REMEMBERED = 256  # spellings of queue options remembered (Matchmaking.queue)
 TICKET_ID_LENGTH = 32
 # A player's lock expires this long after it is claimed unless the ticket it
 # names goes live: a replica dying in between never blocks the player.
@@ -155,8 +157,8 @@ class Queue:
     def options(self) -> dict[str, Any]:
         return cast(dict[str, Any], orjson.loads(self.options_json))
 
-    @property
-    def hash(self) -> str:
+    @functools.cached_property
+    def hash(self) -> str:  # every key of the queue names it: hashed once
         kind = "ranked" if self.ranked else "casual"
         name = f"{self.game}:{self.mode}:{kind}:{self.options_json}"
         return hashlib.sha256(name.encode()).hexdigest()[:16]
@@ -245,21 +247,41 @@ class Matchmaking:
         # (services/kit/pipelining.py), as the game services' commits do.
         self._create, self._status = CoalescedScript(redis, CREATE), CoalescedScript(redis, STATUS)
         self._swap = CoalescedScript(redis, SWAP)
+        # So do the finishes of the tables a burst starts side by side (their
+        # matches' replies come in together).
+        self._finish = CoalescedScript(redis, FINISH)
         self._join, self._close, self._take = script(JOIN), script(CLOSE), script(TAKE)
-        self._claim, self._finish = script(CLAIM), script(FINISH)
+        self._claim = script(CLAIM)
         self._register, self._prune = script(REGISTER), script(PRUNE)
         self.notices = TicketNotices(redis)
         # Set when a ticket enters a queue here: the matcher looks at once.
         self._enqueued = asyncio.Event()
         self._starting = asyncio.Semaphore(STARTING_AT_ONCE)
         self._registered: dict[str, float] = {}  # queue hash → when this replica registered it
+        self._queues: dict[tuple[str, bool, bytes | None], tuple[Any, Queue]] = {}  # see queue()
 
     # -- tickets ------------------------------------------------------------------
 
     def queue(self, game_name: str, options: Any, ranked: bool) -> Queue:
         """The queue for a request; 404 unknown game, 422 options that do not
-        parse or a mode that is not queued."""
+        parse or a mode that is not queued. Remembered per spelling of the
+        options (a burst queues the same few thousands of times, and making
+        them canonical is three proto round trips), for as long as the game's
+        facts are the same object; refusals are not remembered."""
         game = self.games.get(game_name)
+        spelling = _options_key(options)
+        key = (game_name, ranked, spelling)
+        known = self._queues.get(key) if spelling is not None else None
+        if known is not None and known[0] is game.info:
+            return known[1]
+        queue = self._canonical_queue(game, options, ranked)
+        if spelling is not None:
+            if len(self._queues) >= QUEUES_REMEMBERED:
+                self._queues.clear()
+            self._queues[key] = (game.info, queue)
+        return queue
+
+    def _canonical_queue(self, game: GameClient, options: Any, ranked: bool) -> Queue:
         canonical = game.options(game.pack("Options", options, "invalid_options"))
         try:
             mode = queue_mode(game.info, canonical)
