@@ -13,13 +13,15 @@ from what Redis holds:
 - a replay from the revealed seed, through the kit, of the acknowledged
   actions in version order gives the stored state and generator counters.
 
-It prints the figures and exits non-zero on any violation.
+It prints the figures and exits non-zero on any violation. ``WORKERS=2
+make soak``: every replica and gateway as a pod of two processes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import copy
+import os
 import sys
 import tempfile
 import time
@@ -168,7 +170,9 @@ async def soak(stack: Stack) -> int:
     forgetful = Race(matches[0].table_id, "", matches[0].acked[:-1])
     assert audit(store, forgetful), "the audit missed a lost action"
     bad = {match_id: p for match_id, p in problems.items() if p}
-    print(f"\nsoak: {MATCHES} Yatzy matches × {RACERS} racers, {GATEWAYS} gateways, {REPLICAS} replicas")
+    workers = f", {stack.gateway_workers} workers each" if stack.gateway_workers > 1 else ""
+    print(f"\nsoak: {MATCHES} Yatzy matches × {RACERS} racers, {GATEWAYS} gateways", end="")
+    print(f", {REPLICAS} replicas{workers}")
     print(f"  {attempts:,} actions sent in {elapsed:.1f} s ({attempts / elapsed:,.0f}/s)")
     print(f"  {acked:,} acknowledged; refused: {dict(refused)}")
     print(f"  {len(matches)} matches audited ({finished} played to the end): {len(bad)} with a violation")
@@ -181,9 +185,11 @@ async def soak(stack: Stack) -> int:
 
 
 def main() -> None:
+    # WORKERS=N (as for a pod): every replica and gateway runs N processes.
+    workers = int(os.environ.get("WORKERS") or 1)
     with (
         tempfile.TemporaryDirectory() as root,
-        Stack(Path(root), games=["yatzy"], replicas={"yatzy": REPLICAS}) as stack,
+        Stack(Path(root), games=["yatzy"], replicas={"yatzy": REPLICAS}, gateway_workers=workers) as stack,
     ):
         sys.exit(asyncio.run(soak(stack)))
 

@@ -83,8 +83,10 @@ def load_or_create_signing_key(directory: Path, pem: str = "") -> Ed25519Private
         os.link(tmp, private_path)
     except FileExistsError:
         return load_or_create_signing_key(directory)
+    except OSError:  # a file system without hard links: last writer wins, as before
+        tmp.replace(private_path)
     finally:
-        tmp.unlink()
+        tmp.unlink(missing_ok=True)
     (directory / PUBLIC_KEY_FILE).write_bytes(_public_pem(key.public_key()))
     return key
 
