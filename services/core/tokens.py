@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -76,9 +77,12 @@ def load_or_create_signing_key(directory: Path, pem: str = "") -> Ed25519Private
     # time must not read half a key. Linked, not renamed, so that of processes
     # starting together (a pod's WORKERS) one key wins and the others take it:
     # a token signed by one worker is then good at every other.
-    tmp = private_path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_bytes(pem_bytes)
-    tmp.chmod(0o600)
+    # mkstemp: a name of its own for every starter (threads of one process
+    # too), created readable by its owner only before a byte is written.
+    fd, name = tempfile.mkstemp(dir=directory, prefix="signing.", suffix=".tmp")
+    tmp = Path(name)
+    with os.fdopen(fd, "wb") as out:
+        out.write(pem_bytes)
     try:
         os.link(tmp, private_path)
     except FileExistsError:
