@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -76,7 +77,7 @@ def load_or_create_signing_key(directory: Path, pem: str = "") -> Ed25519Private
     # time must not read half a key. Linked, not renamed, so that of processes
     # starting together (a pod's WORKERS) one key wins and the others take it:
     # a token signed by one worker is then good at every other.
-    tmp = private_path.with_suffix(f".{os.getpid()}.tmp")
+    tmp = private_path.with_suffix(f".{os.getpid()}.{secrets.token_hex(4)}.tmp")
     tmp.write_bytes(pem_bytes)
     tmp.chmod(0o600)
     try:
