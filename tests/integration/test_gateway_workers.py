@@ -15,7 +15,7 @@ import asyncio
 import json
 import signal
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,8 @@ CONNECTIONS = 16
 MATCHMAKER = {
     "MATCHMAKER_CYCLE_SECONDS": "0.2",
     "MATCHMAKER_FILL_WAIT_SECONDS": "1",
-    "MATCHMAKER_CPU_WAIT_SECONDS": "2",
+    # No bot fill within the test: a lone ticket waits for the other person.
+    "MATCHMAKER_CPU_WAIT_SECONDS": "60",
 }
 
 
@@ -60,24 +61,26 @@ def pod(tmp_path: Path) -> Iterator[Stack]:
         yield stack
 
 
+Pin = Callable[[int], Awaitable[httpx.AsyncClient]]
+
+
 @pytest.fixture
-async def on_each(pod: Stack) -> AsyncIterator[dict[int, httpx.AsyncClient]]:
-    """An HTTP client whose one connection the kernel gave to each worker."""
-    clients: dict[int, httpx.AsyncClient] = {}
-    spare: list[httpx.AsyncClient] = []
-    pids = workers(pod)
-    for _ in range(4 * CONNECTIONS):
-        client = httpx.AsyncClient(base_url=pod.gateway(), timeout=15)
-        pid = worker_of(pod, pids, await client.get("/livez"))
-        if pid is None or pid in clients:
-            spare.append(client)
-        else:
-            clients[pid] = client
-        if len(clients) == 2:
-            break
-    assert len(clients) == 2, "no connection reached one of the workers"
-    yield clients
-    for client in [*clients.values(), *spare]:
+async def pin(pod: Stack) -> AsyncIterator[Pin]:
+    """``await pin(pid)``: a new HTTP client whose connection the kernel gave
+    to worker ``pid``. Taken right before use: uvicorn closes a connection
+    idle for 5 s, and the next one may land on the other worker."""
+    clients: list[httpx.AsyncClient] = []
+
+    async def pinned(pid: int) -> httpx.AsyncClient:
+        for _ in range(4 * CONNECTIONS):
+            client = httpx.AsyncClient(base_url=pod.gateway(), timeout=15)
+            clients.append(client)
+            if worker_of(pod, workers(pod), await client.get("/livez")) == pid:
+                return client
+        raise AssertionError(f"no connection reached worker {pid}")
+
+    yield pinned
+    for client in clients:
         await client.aclose()
 
 
@@ -140,33 +143,40 @@ async def test_both_workers_serve_http_and_grpc(pod: Stack) -> None:
             await channel.close()
 
 
-async def test_a_feed_on_one_worker_carries_moves_made_through_the_other(
-    pod: Stack, on_each: dict[int, httpx.AsyncClient]
-) -> None:
-    (first, via_first), (second, via_second) = on_each.items()
-    ana = await register(via_first, "ana")  # signed by the first worker …
+async def test_a_feed_on_one_worker_carries_moves_made_through_the_other(pod: Stack, pin: Pin) -> None:
+    first, second = workers(pod)
+    ana = await register(await pin(first), "ana")  # signed by the first worker …
     table_id, snap = await seated_table([ana], "yatzy")
     feed = await feed_on(pod, ana, table_id, first)
     try:
         await feed.until(lambda item: "snapshot" in item)
-        elsewhere = Player(via_second, ana.token, ana.user_id, ana.name)  # … good at the second
         for action in ({"roll": {}}, {"roll": {"keep": [0]}}, {"score": {"box": "CHANCE"}}):
-            snap = await elsewhere.act(table_id, snap["version"], action)
+            http = await pin(second)  # … good at the second
+            response = await http.post(
+                f"/v1/tables/{table_id}/actions",
+                json={"expected_version": snap["version"], "action": action},
+                headers=ana.headers,
+            )
+            assert response.status_code == 200, response.text
+            assert worker_of(pod, [first, second], response) == second
+            snap = response.json()
             assert (await feed.snapshot_at(snap["version"]))["version"] == snap["version"]
-        assert worker_of(pod, workers(pod), await via_second.get("/livez")) == second  # still there
     finally:
         await feed.__aexit__()
 
 
-async def test_tickets_queued_through_different_workers_are_matched_once(
-    pod: Stack, on_each: dict[int, httpx.AsyncClient]
-) -> None:
+async def test_tickets_queued_through_different_workers_are_matched_once(pod: Stack, pin: Pin) -> None:
     before = total(pod, "rodada_matchmaking_matches", game="bozo", mode="duel")
-    players = [await register(http, "mm") for http in on_each.values()]
-    made = [
-        await p.call("POST", "/v1/matchmaking/tickets", {"game": "bozo", "options": {"mode": "DUEL"}})
-        for p in players
-    ]
+    players, made = [], []
+    for pid in workers(pod):
+        player = await register(await pin(pid), "mm")
+        http = await pin(pid)
+        body = {"game": "bozo", "options": {"mode": "DUEL"}}
+        response = await http.post("/v1/matchmaking/tickets", json=body, headers=player.headers)
+        assert response.status_code == 201, response.text
+        assert worker_of(pod, workers(pod), response) == pid
+        players.append(player)
+        made.append(response.json())
 
     async def matched(player: Player, ticket_id: str) -> dict[str, Any]:
         url = pod.gateway().replace("http", "ws", 1) + f"/v1/matchmaking/tickets/{ticket_id}/events"
@@ -178,7 +188,7 @@ async def test_tickets_queued_through_different_workers_are_matched_once(
                     return message
 
     finals = await asyncio.gather(*(matched(p, t["id"]) for p, t in zip(players, made, strict=True)))
-    assert all("matched" in final for final in finals), finals
+    assert all("matched" in final and final["matched"]["cpu_seats"] == [] for final in finals), finals
     (table_id,) = {final["matched"]["table_id"] for final in finals}
     assert sorted(final["matched"]["seat"] for final in finals) == [0, 1]
     table = await players[0].table(table_id)
@@ -187,17 +197,22 @@ async def test_tickets_queued_through_different_workers_are_matched_once(
     assert total(pod, "rodada_matchmaking_matches", game="bozo", mode="duel") == before + 1
 
 
-async def test_the_pods_metrics_add_its_workers_up(pod: Stack, on_each: dict[int, httpx.AsyncClient]) -> None:
+async def test_the_pods_metrics_add_its_workers_up(pod: Stack) -> None:
     pids = workers(pod)
     before = total(pod, "rodada_http_requests", method="GET", route="/healthz", status="200")
-    for http in on_each.values():
-        for _ in range(10):
-            assert (await http.get("/healthz")).status_code == 200
+    served = []
+    for _ in range(20):  # each on a new connection: the kernel deals them over both
+        async with httpx.AsyncClient(base_url=pod.gateway(), timeout=15) as http:
+            response = await http.get("/healthz")
+            assert response.status_code == 200
+            served.append(worker_of(pod, pids, response))
+    assert set(served) == set(pids)
     assert total(pod, "rodada_http_requests", method="GET", route="/healthz", status="200") == before + 20
 
     # Gauges of open things sum over the workers: a feed held by each.
-    ana = await register(next(iter(on_each.values())), "ana")
-    table_id, _ = await seated_table([ana], "yatzy")
+    async with httpx.AsyncClient(base_url=pod.gateway(), timeout=15) as http:
+        ana = await register(http, "ana")
+        table_id, _ = await seated_table([ana], "yatzy")
     feeds = [await feed_on(pod, ana, table_id, pid) for pid in pids]
     try:
         for feed in feeds:
@@ -214,10 +229,11 @@ async def test_the_pods_metrics_add_its_workers_up(pod: Stack, on_each: dict[int
     assert found["process_cpu_seconds"].samples[0].value >= sum(cpu_seconds(pid) for pid in pids) - 0.05
 
 
-async def test_sigterm_drains_both_workers(pod: Stack, on_each: dict[int, httpx.AsyncClient]) -> None:
+async def test_sigterm_drains_both_workers(pod: Stack) -> None:
     pids = workers(pod)
-    ana = await register(next(iter(on_each.values())), "ana")
-    table_id, _ = await seated_table([ana], "yatzy")
+    async with httpx.AsyncClient(base_url=pod.gateway(), timeout=15) as http:
+        ana = await register(http, "ana")
+        table_id, _ = await seated_table([ana], "yatzy")
     feeds = [await feed_on(pod, ana, table_id, pid) for pid in pids]
     for feed in feeds:
         await feed.until(lambda item: "snapshot" in item)
