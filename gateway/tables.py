@@ -309,10 +309,7 @@ class Tables:
         host, no invites, nobody else may sit. Idempotent: if ``table_id``
         exists the stored table is returned unchanged, so a retried formation
         creates its table once."""
-        mode = game.mode_for(len(players), options)
-        if ranked:
-            game.check_ranked(options)
-        table = _record(table_id, game, mode, options, list(players), None, False) | {"ranked": ranked}
+        table = _formed(table_id, game, options, players, ranked)
         try:
             await self._commit(table, 0, "", [Change("OPENED")])
         except VersionConflict:
@@ -334,10 +331,7 @@ class Tables:
         clear. Idempotent like both: if ``table_id`` exists (a retried
         formation, or one begun by create_formed) the stored table is
         started as :meth:`start` would."""
-        mode = game.mode_for(len(players), options)
-        if ranked:
-            game.check_ranked(options)
-        table = _record(table_id, game, mode, options, list(players), None, False) | {"ranked": ranked}
+        table = _formed(table_id, game, options, players, ranked)
         opened = self._event(table, Change("OPENED"))
         table["status"] = PLAYING
         started = self._event(table, Change("STARTED"))
@@ -518,6 +512,17 @@ class Tables:
 
                 await self.update(table_id, reopen)
             raise
+
+
+def _formed(
+    table_id: str, game: GameClient, options: dict[str, Any], players: list[dict[str, Any]], ranked: bool
+) -> Record:
+    """A new table formed with every seat taken: no host, not open; a ranked
+    one only with options a ranking allows."""
+    mode = game.mode_for(len(players), options)
+    if ranked:
+        game.check_ranked(options)
+    return _record(table_id, game, mode, options, list(players), None, False) | {"ranked": ranked}
 
 
 def _record(
