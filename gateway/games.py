@@ -97,7 +97,7 @@ class GameClient:
 
     def pack(self, name: str, data: Any, reason: str | None = None) -> any_pb2.Any:
         """:meth:`parse`, packed in an Any (a fresh one: callers may change it)."""
-        key = _options_key(data) if name == "Options" else None
+        key = options_key(data) if name == "Options" else None
         cached = self._packed_options.get(key) if key is not None else None
         packed = any_pb2.Any()
         if cached is not None:
@@ -161,7 +161,7 @@ class GameClient:
         )
 
 
-def _options_key(data: Any) -> bytes | None:
+def options_key(data: Any) -> bytes | None:
     """Options as a cache key: their JSON, keys sorted (``1``, ``1.0`` and
     ``true`` stay apart); None for what JSON cannot spell."""
     try:

@@ -235,7 +235,7 @@ async def serve(
             out.refuse(_refusal(error))
             await _wait_sent(out)
             return
-        # No span (nor any context manager) held by an idle feed with tracing off.
+        # With tracing off an idle feed holds no span, only an empty nullcontext.
         span = tracing.feed_span(name, upgrade, hello) if tracing.enabled() else contextlib.nullcontext()
         with span:
             feed = _feed(p, opener, key, receive, out, hello)

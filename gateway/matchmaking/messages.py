@@ -45,7 +45,7 @@ _QUEUE_INTS = ("position", "queue_length")
 def ticket_message(view: dict[str, Any], games: Games) -> platform_pb2.Ticket:
     """A ticket's view (``Matchmaking.describe``) as the protos' Ticket."""
     fields = {k: view[k] for k in _TICKET_SCALARS if view.get(k) is not None}
-    ticket = platform_pb2.Ticket(
+    return platform_pb2.Ticket(
         **fields,
         cpu_seats=view.get("cpu_seats") or (),
         options=games.get(view["game"]).pack("Options", view["options"], "invalid_options"),
@@ -54,7 +54,6 @@ def ticket_message(view: dict[str, Any], games: Games) -> platform_pb2.Ticket:
             for m in view["members"]
         ],
     )
-    return ticket
 
 
 def ticket_update(ticket_id: str, update: dict[str, Any]) -> platform_pb2.TicketUpdate:
