@@ -349,3 +349,20 @@ async def test_an_expiring_deadline_ends_the_match_once(store: RecordStore, toke
             assert await fire(bozo, match_id, start.version) == MOVED
             assert await fire(bozo, match_id, ended.version) == MOVED  # over: nothing is due
         assert await stored(store.redis, match_id) == before
+
+
+def test_a_none_in_a_games_dict_is_a_field_left_unset_at_any_depth() -> None:
+    """``packed`` hands a game's dict to the message's constructor as it is:
+    a None, top level or nested, must mean "unset" (as to_json leaves it out
+    and ParseDict reads it), or a game's view would fail on every reply."""
+    from services.kit.matches import packed
+
+    given = {
+        "seat": 1,
+        "result": None,
+        "fairness": {"seed": None, "algorithm": "x"},
+        "seats": [{"user_id": None}],
+    }
+    without = {"seat": 1, "fairness": {"algorithm": "x"}, "seats": [{}]}
+    assert packed(match_pb2.Snapshot, given) == packed(match_pb2.Snapshot, without)
+    assert not match_pb2.Snapshot.FromString(packed(match_pb2.Snapshot, given).value).HasField("result")
