@@ -87,12 +87,19 @@ def compact(actions: Iterable[JSON]) -> Compact:
 
 
 def message(game: Game, actions: Sequence[JSON]) -> match_pb2.LegalActions:
-    """The common proto's LegalActions for ``actions``. Made once per
-    distinct list: a game's choices repeat (every Bozó re-throw offers the
-    same ones), and making them is not free."""
-    if not actions:
-        return match_pb2.LegalActions()
-    return match_pb2.LegalActions.FromString(_made(game.messages.Action, orjson.dumps(actions)))
+    """The common proto's LegalActions for ``actions``. Each kind's part is
+    made once per distinct list of that kind (:func:`compact` makes kinds
+    small one by one, so the parts put together are the whole): a game's
+    choices repeat kind by kind (every Yatzy re-throw offers the same 31
+    keeps, beside scores that differ with the card), and making them is not
+    free."""
+    result = match_pb2.LegalActions()
+    kinds: dict[str, list[JSON]] = defaultdict(list)
+    for action in actions:
+        kinds[next(iter(action))].append(action)
+    for group in kinds.values():
+        result.MergeFromString(_made(game.messages.Action, orjson.dumps(group)))
+    return result
 
 
 @lru_cache(maxsize=4096)
