@@ -336,9 +336,13 @@ class Rodada:
             env=env,
             gateway_workers=layout.gateway_workers,
         )
-        self.gateway_urls = [self.stack.gateway(i) for i in range(layout.gateways)]
-        self.platforms = [self.stack.platform_grpc(i) for i in range(layout.gateways)]
-        self.services = [self.stack.service("yatzy", i) for i in range(layout.replicas)]
+        try:
+            self.gateway_urls = [self.stack.gateway(i) for i in range(layout.gateways)]
+            self.platforms = [self.stack.platform_grpc(i) for i in range(layout.gateways)]
+            self.services = [self.stack.service("yatzy", i) for i in range(layout.replicas)]
+        except BaseException:  # a process that did not come up: stop what did (its Redis too)
+            self.stack.stop()
+            raise
         assert self.stack.redis and self.stack.redis.process
         self.pids: dict[str, int] = {}
         for replica in range(layout.replicas):
