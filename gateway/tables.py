@@ -297,25 +297,6 @@ class Tables:
                 f"you have {self.open_per_user} tables open already: start or leave one first",
             )
 
-    async def create_formed(
-        self,
-        table_id: str,
-        game: GameClient,
-        options: dict[str, Any],
-        players: list[dict[str, Any]],
-        ranked: bool,
-    ) -> Record:
-        """A table formed with every seat already taken (the matchmaker): no
-        host, no invites, nobody else may sit. Idempotent: if ``table_id``
-        exists the stored table is returned unchanged, so a retried formation
-        creates its table once."""
-        table = _formed(table_id, game, options, players, ranked)
-        try:
-            await self._commit(table, 0, "", [Change("OPENED")])
-        except VersionConflict:
-            return await self.get(table_id)
-        return table
-
     async def start_formed(
         self,
         table_id: str,
@@ -324,13 +305,15 @@ class Tables:
         players: list[dict[str, Any]],
         ranked: bool,
     ) -> Record:
-        """:meth:`create_formed` then :meth:`start` in one write: the table is
-        born started (its history still says OPENED, then STARTED), so the
-        matchmaker's burst spends no load and second compare-and-set per
-        table, and a formed table has no invites or open-table entry to
-        clear. Idempotent like both: if ``table_id`` exists (a retried
-        formation, or one begun by create_formed) the stored table is
-        started as :meth:`start` would."""
+        """A table formed with every seat already taken (the matchmaker's, a
+        tournament board's): no host, no invites, nobody else may sit. It is
+        born started in one write (its history says OPENED, then STARTED, as
+        an opening and a :meth:`start` would), so a burst of formations spends
+        no load and second compare-and-set per table, and there are no
+        invites or open-table entry to clear. Idempotent: if ``table_id``
+        exists (a retried formation, after an outage or a lost reply, or one
+        the game refused, which opened it again) the stored table is started
+        as :meth:`start` would, the players given here ignored."""
         table = _formed(table_id, game, options, players, ranked)
         opened = self._event(table, Change("OPENED"))
         table["status"] = PLAYING

@@ -9,13 +9,13 @@ result first.
 
 Each board's table id is derived from the tournament, round and board
 (``tn_<tournament>_<round>_<board>``; no other table id has an underscore),
-and creating and starting a formed table are idempotent
-(gateway/tables.py): any replica may (re)start a round's tables, and the
-periodic check does so for a round whose starter died midway. Tables start
-through the matchmaker's path: formed with every seat taken, no host, no
-invites. A player who does not show up loses by the game's own inactivity
-policy, like at any table, or at the round's deadline (``close_round``): an
-absent side forfeits, a table where nobody acted scores nobody.
+and starting a formed table is idempotent (``Tables.start_formed``): any
+replica may (re)start a round's tables, and the periodic check does so for a
+round whose starter died midway. Tables start through the matchmaker's path:
+formed with every seat taken, no host, no invites, born started. A player
+who does not show up loses by the game's own inactivity policy, like at any
+table, or at the round's deadline (``close_round``): an absent side forfeits,
+a table where nobody acted scores nobody.
 
 Drivers: the results consumer (``on_result``, once per finished match, safe
 to repeat) and every replica's periodic ``check`` (start times, rounds whose
@@ -579,8 +579,7 @@ class Tournaments:
         else:
             players = [{"user_id": s[0]["user_id"], "name": s[0]["name"]} for s in sides]
         table = board["table_id"]
-        await self.tables.create_formed(table, game, doc["options"], players, False)
-        await self.tables.start(table, None)
+        await self.tables.start_formed(table, game, doc["options"], players, False)
 
     async def _award_podium(self, doc: Doc) -> None:
         entrants = {e["id"]: e for e in doc["entrants"]}

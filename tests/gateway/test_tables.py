@@ -284,47 +284,63 @@ async def test_a_start_creates_the_match_once_however_often_it_is_repeated(lobby
     assert await unchanged(lobby, tid, lobby.tables.leave_lobby(BIA, tid)) == "table_started"
 
 
-async def test_a_table_the_matchmaker_forms_is_opened_once_however_often_it_is_formed(lobby: Lobby) -> None:
-    table_id = secrets.token_hex(6)
-    seated = [{"user_id": "ana", "name": "ana"}, {"user_id": "bia", "name": "bia"}]
-    formed = await lobby.tables.create_formed(table_id, lobby.game("nim"), {}, seated, ranked=True)
-    again = await lobby.tables.create_formed(table_id, lobby.game("nim"), {}, seated[::-1], ranked=True)
-    assert again == formed and formed["host"] is None and formed["invites"] == []
-    assert await changes(lobby, table_id) == [("OPENED", None, False)]
-    await lobby.tables.start(table_id, None)
-    assert [s.user_id for s in (await match_of(lobby, table_id)).seats] == ["ana", "bia"]
-
-
 async def test_a_formed_table_is_born_started_once_however_often_it_is_formed(lobby: Lobby) -> None:
-    """start_formed: one write makes the table (OPENED, then STARTED, as a
-    create_formed and a start would record), then its match; a retry, or a
-    table begun by create_formed, ends the same way."""
+    """start_formed (the matchmaker's tables, a tournament's boards): one
+    write makes the table, with no host and no invites, and its history
+    OPENED then STARTED, as an opening and a start would record; then its
+    match. A retry changes nothing and returns the table as stored."""
     table_id = secrets.token_hex(6)
     seated = [{"user_id": "ana", "name": "ana"}, {"user_id": "bia", "name": "bia"}]
     formed = await lobby.tables.start_formed(table_id, lobby.game("nim"), {}, seated, ranked=True)
     again = await lobby.tables.start_formed(table_id, lobby.game("nim"), {}, seated[::-1], ranked=True)
-    assert formed["status"] == again["status"] == "playing" and formed["host"] is None
+    assert again == formed and formed["status"] == "playing" and formed["ranked"] is True
+    assert formed["host"] is None and formed["invites"] == [] and formed["open"] is False
     assert (await lobby.tables.get(table_id))["players"] == seated
     assert await changes(lobby, table_id) == [("OPENED", None, False), ("STARTED", None, False)]
     match = await match_of(lobby, table_id)
     assert [s.user_id for s in match.seats] == ["ana", "bia"] and match.version == 1
-    begun = secrets.token_hex(6)
-    await lobby.tables.create_formed(begun, lobby.game("nim"), {}, seated, ranked=False)
-    await lobby.tables.start_formed(begun, lobby.game("nim"), {}, seated, ranked=False)
-    assert [kind for kind, _, _ in await changes(lobby, begun)] == ["OPENED", "STARTED"]
-    assert [s.user_id for s in (await match_of(lobby, begun)).seats] == ["ana", "bia"]
+
+
+async def test_a_formed_table_cut_short_by_an_outage_is_started_by_a_retry(lobby: Lobby) -> None:
+    """The game is down: the table is stored started but has no match; a
+    retried formation (the matchmaker's, a tournament's periodic check)
+    creates the match and records nothing twice."""
+    table_id = secrets.token_hex(6)
+    seated = [{"user_id": "ana", "name": "ana"}, {"user_id": "bia", "name": "bia"}]
+    nim = lobby.servers["nim"]
+    await nim.stop()
+    try:
+        with pytest.raises(Refused) as outage:
+            await lobby.tables.start_formed(table_id, lobby.game("nim"), {}, seated, ranked=False)
+        assert outage.value.http_status == 503
+        assert (await lobby.tables.get(table_id))["status"] == "playing"  # started, but no match yet
+        assert await lobby.redis.exists(keys.match(table_id)) == 0
+    finally:
+        await nim.start()
+    for _ in range(100):  # retried while the channel reconnects
+        try:
+            await lobby.tables.start_formed(table_id, lobby.game("nim"), {}, seated, ranked=False)
+            break
+        except Refused as refusal:
+            assert refusal.http_status == 503, refusal
+            await asyncio.sleep(0.1)
+    match = await match_of(lobby, table_id)
+    assert [s.user_id for s in match.seats] == ["ana", "bia"] and match.version == 1
+    assert [kind for kind, _, _ in await changes(lobby, table_id)] == ["OPENED", "STARTED"]
 
 
 async def test_a_formed_table_the_game_refuses_opens_again(lobby: Lobby) -> None:
+    """The game's refusal opens the table again; a retried formation finds it
+    open and starts it as a start would, to the same refusal."""
     table_id = secrets.token_hex(6)
     seated = [{"user_id": "ana", "name": "ana"}, {"user_id": "bia", "name": "bia"}]
-    formed = lobby.tables.start_formed(table_id, lobby.game("nim"), {"heap": 101}, seated, ranked=False)
-    with pytest.raises(Refused) as refusal:
-        await formed
-    assert refusal.value.reason == "invalid_options"
-    assert (await lobby.tables.get(table_id))["status"] == "open"
-    assert [kind for kind, _, _ in await changes(lobby, table_id)] == ["OPENED", "STARTED", "REOPENED"]
-    assert await lobby.redis.exists(keys.match(table_id)) == 0
+    for _ in range(2):
+        formed = lobby.tables.start_formed(table_id, lobby.game("nim"), {"heap": 101}, seated, ranked=False)
+        assert await refused(formed) == "invalid_options"
+        assert (await lobby.tables.get(table_id))["status"] == "open"
+        assert await lobby.redis.exists(keys.match(table_id)) == 0
+    kinds = [kind for kind, _, _ in await changes(lobby, table_id)]
+    assert kinds == ["OPENED", "STARTED", "REOPENED", "STARTED", "REOPENED"]
 
 
 async def test_a_practice_table_is_never_formed_ranked(lobby: Lobby) -> None:
@@ -334,11 +350,12 @@ async def test_a_practice_table_is_never_formed_ranked(lobby: Lobby) -> None:
     seated = [{"user_id": "ana", "name": "ana"}, {"user_id": "bia", "name": "bia"}]
     practice = {"mode": "DUEL", "advice": True}
     table_id = secrets.token_hex(6)
-    formed = lobby.tables.create_formed(table_id, lobby.game("bozo"), practice, seated, ranked=True)
+    formed = lobby.tables.start_formed(table_id, lobby.game("bozo"), practice, seated, ranked=True)
     assert await refused(formed) == "practice_unranked"
     assert await stored(lobby.redis, table_id) == ({}, {}, {}, [])
-    casual = await lobby.tables.create_formed(table_id, lobby.game("bozo"), practice, seated, ranked=False)
+    casual = await lobby.tables.start_formed(table_id, lobby.game("bozo"), practice, seated, ranked=False)
     assert casual["ranked"] is False and casual["options"]["advice"] is True
+    assert casual["status"] == "playing" and await lobby.redis.exists(keys.match(table_id)) == 1
 
 
 async def test_a_start_the_game_refuses_opens_the_table_again(lobby: Lobby) -> None:
