@@ -23,7 +23,8 @@ call, the commands it runs are counted under their own names).
 (5000), BENCH_TICKET_WORKERS (1), BENCH_BASELINE (another checkout's code,
 for a before/after pair), BENCH_PYSPY (a file: py-spy records the gateway's
 first process during the burst, raw format, 100 Hz; py-spy on the PATH or
-beside this Python).
+beside this Python), BENCH_FLOOR (1: also the burst against a bare app on
+the gateway's HTTP and WebSocket stack, tools/bench_matchmaking_floor.py).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ import httpx
 import redis
 
 from services.core.tokens import Identity
+from tools import bench_matchmaking_floor
 from tools.bench_feeds import raise_open_files
 from tools.sockets_held import children, listens
 from tools.stack import Stack
@@ -279,8 +281,17 @@ def main() -> None:
     print(f"load at the start {', '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         burst = measure(Path(tmp), tickets, workers, source, profile)
-    print(describe(burst))
-    print(details(burst))
+        print(describe(burst))
+        print(details(burst))
+        if env.get("BENCH_FLOOR") == "1":
+            floor = bench_matchmaking_floor.measure(Path(tmp) / "floor", tickets)
+            print(
+                f"floor (a bare app on the gateway's HTTP and WebSocket stack, the same driver): "
+                f"{floor['server_cpu_ms_per_ticket']:.2f} ms a ticket (driver "
+                f"{floor['driver_cpu_ms_per_ticket']:.2f} ms), {tickets:,} tickets in "
+                f"{floor['seconds']:.1f} s; "
+                f"load {', '.join(f'{x:.2f}' for x in os.getloadavg())}"
+            )
 
 
 if __name__ == "__main__":
