@@ -603,6 +603,7 @@ def main() -> None:
             burst = bench_matchmaking.measure(root / f"matchmaking{workers}", settings.tickets, workers)
             bursts[workers] = {k: v for k, v in burst.items() if k != "results"}
             print("\n" + bench_matchmaking.describe(burst, bursts.get(1) if workers != 1 else None))
+            print(bench_matchmaking.details(burst))
         if bursts:
             report["matchmaking"] = bursts[min(bursts)]
             report["matchmaking_by_gateway_workers"] = bursts

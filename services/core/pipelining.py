@@ -9,7 +9,9 @@ sends them at the end of it as one pipeline (no transaction: each script is
 atomic on its own and independent of the others), then hands each caller its
 own reply or error. A lone call goes out as a plain ``EVALSHA``. Nothing
 changes for the callers: the same replies, the same errors, the same
-compare-and-set in every script.
+compare-and-set in every script. Several scripts may share a
+:class:`Coalescer`, and then one pipeline per turn carries the calls of all
+of them.
 
 A Redis Cluster client calls the script directly (a pipeline there is split
 by node, and a script's keys share one slot anyway).
@@ -25,22 +27,30 @@ from redis.asyncio.cluster import RedisCluster
 from redis.commands.core import AsyncScript
 from redis.exceptions import NoScriptError
 
-_Call = tuple[tuple[Any, ...], asyncio.Future[Any]]
+_Call = tuple[AsyncScript, tuple[Any, ...], asyncio.Future[Any]]
 
 
-class CoalescedScript:
-    def __init__(self, redis: Any, script: str) -> None:
+class Coalescer:
+    """The calls of one or more scripts on one client made in one turn of
+    the loop, sent as one pipeline. A :class:`CoalescedScript` has a
+    coalescer of its own unless given one: scripts that share one (a
+    ticket's claim, creation and status, say) share their round trips too,
+    where each would otherwise send its own pipeline in the same turn."""
+
+    def __init__(self, redis: Any) -> None:
         self._redis = redis
-        self._script: AsyncScript = redis.register_script(script)
         self._coalesce = not isinstance(redis, RedisCluster)
         self._pending: list[_Call] = []
 
-    async def __call__(self, keys: Sequence[Any], args: Sequence[Any]) -> Any:
+    def script(self, script: str) -> CoalescedScript:
+        return CoalescedScript(self._redis, script, self)
+
+    async def call(self, script: AsyncScript, keys: Sequence[Any], args: Sequence[Any]) -> Any:
         if not self._coalesce:
-            return await self._script(keys=keys, args=args)
+            return await script(keys=keys, args=args)
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
-        self._pending.append(((len(keys), *keys, *args), future))
+        self._pending.append((script, (len(keys), *keys, *args), future))
         if len(self._pending) == 1:
             # After every callback ready in this turn of the loop: the calls
             # they make join this batch.
@@ -55,26 +65,26 @@ class CoalescedScript:
     async def _send(self, batch: list[_Call]) -> None:
         try:
             if len(batch) == 1:
-                replies: list[Any] = [await self._evalsha(batch[0][0])]
+                replies: list[Any] = [await self._evalsha(batch[0][0], batch[0][1])]
             else:
                 pipe = self._redis.pipeline(transaction=False)
-                for args, _ in batch:
-                    pipe.execute_command("EVALSHA", self._script.sha, *args)
+                for script, args, _ in batch:
+                    pipe.execute_command("EVALSHA", script.sha, *args)
                 replies = await pipe.execute(raise_on_error=False)
                 for index, reply in enumerate(replies):
                     if isinstance(reply, NoScriptError):  # a Redis restarted or failed over
                         try:
-                            replies[index] = await self._evalsha(batch[index][0])
+                            replies[index] = await self._evalsha(batch[index][0], batch[index][1])
                         except Exception as error:
                             replies[index] = error
         except BaseException as error:
-            for _, future in batch:
+            for _, _, future in batch:
                 if not future.done():
                     future.set_exception(error)
             if not isinstance(error, Exception):
                 raise
             return
-        for (_, future), reply in zip(batch, replies, strict=True):
+        for (_, _, future), reply in zip(batch, replies, strict=True):
             if future.done():
                 continue  # its caller gave up (a deadline); the script ran all the same
             if isinstance(reply, Exception):
@@ -82,12 +92,21 @@ class CoalescedScript:
             else:
                 future.set_result(reply)
 
-    async def _evalsha(self, args: tuple[Any, ...]) -> Any:
+    async def _evalsha(self, script: AsyncScript, args: tuple[Any, ...]) -> Any:
         try:
-            return await self._redis.evalsha(self._script.sha, *args)
+            return await self._redis.evalsha(script.sha, *args)
         except NoScriptError:
-            await self._redis.script_load(self._script.script)
-            return await self._redis.evalsha(self._script.sha, *args)
+            await self._redis.script_load(script.script)
+            return await self._redis.evalsha(script.sha, *args)
+
+
+class CoalescedScript:
+    def __init__(self, redis: Any, script: str, coalescer: Coalescer | None = None) -> None:
+        self._script: AsyncScript = redis.register_script(script)
+        self._coalescer = coalescer or Coalescer(redis)
+
+    async def __call__(self, keys: Sequence[Any], args: Sequence[Any]) -> Any:
+        return await self._coalescer.call(self._script, keys, args)
 
 
 def _retrieve(task: asyncio.Future[None]) -> None:

@@ -13,7 +13,15 @@ from pathlib import Path
 import pytest
 
 from services.kit.game import discover
-from tools import bench, bench_engine, bench_feeds, bench_floors, bench_matchmaking, bench_memory
+from tools import (
+    bench,
+    bench_engine,
+    bench_feeds,
+    bench_floors,
+    bench_matchmaking,
+    bench_matchmaking_floor,
+    bench_memory,
+)
 from tools.stack import Stack
 
 pytestmark = pytest.mark.timeout(240)
@@ -146,6 +154,21 @@ def test_a_small_matchmaking_burst_seats_every_ticket_once(tmp_path: Path) -> No
     assert burst["tables"] == 10 and len(burst["results"]) == 20
     assert 0 < burst["queue_seconds"] <= burst["seconds"]
     assert burst["tables_per_second"] == round(10 / burst["seconds"], 1)
+    # What bounds it: every process's CPU, the gateway's round trips, Redis's calls by name.
+    assert set(burst["core_share"]) == {"gateway", "bozo", "redis", "driver"}
+    # (Redis's few ms for 20 tickets may round to no clock tick at all.)
+    cpu = burst["cpu_ms_per_ticket"]
+    assert cpu["gateway"] > 0 and cpu["driver"] > 0 and min(cpu.values()) >= 0, cpu
+    assert burst["gateway_round_trips_per_ticket"] > 0
+    assert burst["redis_calls_per_ticket"]["evalsha"] >= 3  # a ticket's claim, creation and hold at least
+    lines = bench_matchmaking.details(burst).splitlines()
+    assert len(lines) == 4 and "gateway " in lines[0] and "evalsha" in lines[2]
+
+
+def test_the_matchmaking_floor_answers_the_burst_driver(tmp_path: Path) -> None:
+    floor = bench_matchmaking_floor.measure(tmp_path, 20)
+    assert floor["server_cpu_ms_per_ticket"] > 0 and floor["driver_cpu_ms_per_ticket"] > 0
+    assert floor["seconds"] > 0
 
 
 def test_the_exactly_once_check_catches_doubles_and_strays() -> None:

@@ -12,7 +12,7 @@ import pytest
 from redis.exceptions import ResponseError
 
 from services.core import keys, metrics
-from services.core.pipelining import CoalescedScript
+from services.core.pipelining import CoalescedScript, Coalescer
 from services.core.store import RecordStore, RedisClient, VersionConflict, connect
 from tests.conftest import STORE_TTL_SECONDS
 from tools.redis_server import RedisServer
@@ -55,6 +55,28 @@ async def test_concurrent_calls_share_one_pipeline_and_get_their_own_replies(red
     assert isinstance(failed, ResponseError) and "told to fail" in str(failed)
     assert sorted(replies) == list(range(2, 9))  # seven increments after the first, each its own count
     assert int(await redis.get(key)) == 8
+
+
+async def test_scripts_of_one_coalescer_share_one_pipeline_and_get_their_own_replies(
+    redis: RedisClient,
+) -> None:
+    shared = Coalescer(redis)
+    fresh = secrets.token_hex(4)  # scripts Redis has not seen: each is loaded on its own NOSCRIPT
+    incr = shared.script(INCR_OR_FAIL + "-- incr " + fresh)
+    echo = shared.script("return ARGV[1] -- echo " + fresh)
+    key = f"t:{secrets.token_hex(4)}"
+    await redis.script_flush()
+    pipelines = count("pipeline")
+    replies = await asyncio.gather(
+        *(incr(keys=[key], args=["go"]) for _ in range(3)),
+        *(echo(keys=[], args=[f"said {i}"]) for i in range(3)),
+        incr(keys=[key], args=["fail"]),
+        return_exceptions=True,
+    )
+    assert count("pipeline") == pipelines + 1
+    failed = replies.pop()
+    assert isinstance(failed, ResponseError) and "told to fail" in str(failed)
+    assert sorted(replies[:3]) == [1, 2, 3] and replies[3:] == [b"said 0", b"said 1", b"said 2"]
 
 
 async def test_a_script_unknown_to_redis_is_loaded_and_every_call_answered(redis: RedisClient) -> None:
