@@ -40,6 +40,7 @@ async def serve(settings: GatewaySettings) -> None:
         port=settings.gateway_port,
         log_config=None,  # our JSON logs
         proxy_headers=True,
+        timeout_keep_alive=settings.http_keepalive_seconds,
         ws_ping_interval=settings.feed_ping_seconds,
         ws_ping_timeout=settings.feed_ping_seconds,
         # Compression costs ~40 KB of state per open WebSocket (measured):

@@ -59,6 +59,12 @@ class GatewaySettings(CommonSettings):
     login_limit: str = "10/60"  # log-ins per username
     max_feeds_per_user: int = 10  # concurrent feeds (WebSocket and gRPC) per user, every replica
     feed_ping_seconds: float = 20.0  # WebSocket keepalive: a ping this often, the pong within it
+    # An idle HTTP keep-alive connection is closed after this long. Longer
+    # than the ingress keeps its upstream connections idle (ingress-nginx: 60
+    # s), so the proxy, not the gateway, closes them: a gateway closing one
+    # just as the proxy sends a request on it is a 502 (uvicorn's default 5 s
+    # made that race every few seconds per connection).
+    http_keepalive_seconds: Annotated[int, Field(ge=1)] = 75
     ws_auth_timeout_seconds: float = 10.0  # time to send the hello after connecting
     # How often each replica looks for tournaments due to start, rounds whose
     # tables a dead replica left unstarted, and league seasons due to close.

@@ -5,7 +5,10 @@ what no operation serves (404, 405, the site and the documents)."""
 
 from __future__ import annotations
 
+import socket
+import time
 from collections.abc import Iterator
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -83,3 +86,36 @@ def test_what_no_operation_serves_is_answered_by_the_app(gateway: str) -> None:
         assert client.get("/healthz").status_code == 200
         bad_body = client.post("/v1/auth/guest", content=b"{", headers=JSON)
         assert bad_body.status_code == 422 and bad_body.json()["error"]["code"] == "invalid_request"
+
+
+def _answer(sock: socket.socket) -> bytes:
+    """One HTTP/1.1 response's head and body off ``sock`` (b"" if it was closed)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return data
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = next(
+        int(line.split(b":", 1)[1])
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"content-length:")
+    )
+    while len(body) < length:
+        body += sock.recv(65536)
+    return head
+
+
+def test_an_idle_keep_alive_connection_outlives_the_servers_default(gateway: str) -> None:
+    """The gateway keeps an idle connection HTTP_KEEPALIVE_SECONDS (75), not
+    uvicorn's 5 s: an ingress reusing its upstream connections for up to 60 s
+    must not find them closed under a request (a 502)."""
+    address = urlsplit(gateway)
+    request = b"GET /healthz HTTP/1.1\r\nhost: gateway\r\n\r\n"
+    with socket.create_connection((address.hostname, address.port), timeout=10) as sock:
+        sock.sendall(request)
+        assert _answer(sock).startswith(b"HTTP/1.1 200")
+        time.sleep(6.0)  # idle past uvicorn's default keep-alive
+        sock.sendall(request)
+        assert _answer(sock).startswith(b"HTTP/1.1 200"), "the idle connection was closed"
