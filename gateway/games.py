@@ -52,10 +52,11 @@ TYPE_URL = "type.googleapis.com/"
 # How a client's game message that is not one is refused, by the message's
 # name: the game services' own reasons (services/kit/matches.py).
 REFUSALS = {"Options": "invalid_options", "Action": "malformed_action", "Question": "invalid_question"}
-# Options packed, per game: a handful of spellings, each packed again for
-# every ticket and table (2-3 % of the gateway's CPU in a matchmaking burst,
-# py-spy); bounded, emptied when full.
-PACKED_OPTIONS = 256
+# Game messages packed, per game and spelling: a handful of options, each
+# packed again for every ticket and table (2-3 % of the gateway's CPU in a
+# matchmaking burst, py-spy), and a game's actions, one a move (2 % on the
+# web path); bounded, emptied when full.
+PACKED = 1024
 
 
 def refusal(name: str) -> str:
@@ -69,7 +70,7 @@ class GameClient:
     info: match_pb2.GameInfo
     messages: SimpleNamespace  # the game's message classes by name: Options, Action, View, …
     stub: MatchServiceAsyncStub
-    _packed_options: dict[bytes, any_pb2.Any] = field(default_factory=dict, repr=False, compare=False)
+    _packed: dict[tuple[str, bytes], any_pb2.Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def name(self) -> str:
@@ -96,19 +97,23 @@ class GameClient:
             raise invalid(reason or refusal(name), str(exc)) from None
 
     def pack(self, name: str, data: Any, reason: str | None = None) -> any_pb2.Any:
-        """:meth:`parse`, packed in an Any (a fresh one: callers may change it)."""
-        key = options_key(data) if name == "Options" else None
-        cached = self._packed_options.get(key) if key is not None else None
+        """:meth:`parse`, packed in an Any (a fresh one: callers may change it).
+        Each spelling of a message is parsed once (a bounded cache): a game's
+        options for every ticket, table and start, its few actions for every
+        move (the strict parse costs twenty times the lookup)."""
+        spelling = options_key(data)
+        key = None if spelling is None else (name, spelling)
+        cached = self._packed.get(key) if key is not None else None
         packed = any_pb2.Any()
         if cached is not None:
             packed.CopyFrom(cached)
             return packed
         packed.Pack(self.parse(name, data, reason))
         if key is not None:
-            if len(self._packed_options) >= PACKED_OPTIONS:
-                self._packed_options.clear()
-            self._packed_options[key] = any_pb2.Any()
-            self._packed_options[key].CopyFrom(packed)
+            if len(self._packed) >= PACKED:
+                self._packed.clear()
+            self._packed[key] = any_pb2.Any()
+            self._packed[key].CopyFrom(packed)
         return packed
 
     def unpack(self, name: str, packed: any_pb2.Any, reason: str | None = None) -> Message:
