@@ -13,7 +13,7 @@ documents, the site; the feeds are gateway/sockets.py, in front.
 from __future__ import annotations
 
 import logging
-import secrets
+import random
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -185,8 +185,7 @@ class Measure:
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()
-        headers = dict(scope["headers"])
-        logs.REQUEST_ID.set((headers.get(b"x-request-id") or b"").decode() or secrets.token_hex(8))
+        logs.REQUEST_ID.set(_request_id(scope["headers"]))
         status = 500  # unless a response starts: an unhandled error is a 500 too
 
         async def send_status(message: Message) -> None:
@@ -199,5 +198,32 @@ class Measure:
             await self.app(scope, receive, send_status)
         finally:
             path = getattr(scope.get("route"), "path", "unmatched")
-            metrics.HTTP_REQUESTS.labels(scope["method"], path, str(status)).inc()
-            metrics.HTTP_SECONDS.labels(scope["method"], path).observe(time.perf_counter() - started)
+            method = scope["method"]
+            counted = _COUNTED.get((method, path, status))
+            if counted is None:
+                counted = _COUNTED[method, path, status] = metrics.HTTP_REQUESTS.labels(
+                    method, path, str(status)
+                )
+            timed = _TIMED.get((method, path))
+            if timed is None:
+                timed = _TIMED[method, path] = metrics.HTTP_SECONDS.labels(method, path)
+            counted.inc()
+            timed.observe(time.perf_counter() - started)
+
+
+# The request metrics' children, by their labels: prometheus_client's
+# ``labels()`` checks and locks on every call, a few µs a request. As many
+# as the metrics themselves hold (a route template's methods and statuses).
+_COUNTED: dict[tuple[str, str, int], Any] = {}
+_TIMED: dict[tuple[str, str], Any] = {}
+
+
+def _request_id(headers: list[tuple[bytes, bytes]]) -> str:
+    """The client's ``X-Request-Id`` (the last one given), or a new one: 16
+    hex digits that join a request's log lines, ours and the services'. Not a
+    secret, so not from the OS's generator (a system call a request)."""
+    given = b""
+    for name, value in headers:
+        if name == b"x-request-id":
+            given = value
+    return given.decode() or f"{random.getrandbits(64):016x}"
