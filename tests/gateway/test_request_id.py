@@ -18,3 +18,17 @@ def test_without_one_a_new_id_is_16_hex_digits_each_time() -> None:
     made.add(_request_id([(b"x-request-id", b"")]))
     assert len(made) == 1001
     assert all(re.fullmatch(r"[0-9a-f]{16}", made_id) for made_id in made)
+
+
+def test_the_game_services_get_the_token_and_the_request_id() -> None:
+    from grpc.aio import Metadata
+
+    from gateway.matches import _metadata
+    from services.core import logs
+
+    reset = logs.REQUEST_ID.set("abc-1")
+    try:
+        assert _metadata("t0k") == Metadata(("authorization", "Bearer t0k"), ("x-request-id", "abc-1"))
+    finally:
+        logs.REQUEST_ID.reset(reset)
+    assert _metadata("t0k") == Metadata(("authorization", "Bearer t0k"))
