@@ -63,14 +63,20 @@ class Compact:
         return len(self.actions) + len(self.ranges) + len(self.subsets)
 
 
-def compact(actions: Iterable[JSON]) -> Compact:
-    """``actions`` made small, kind by kind: of the numbers and lists the
-    kind's actions hold, the one that groups them into the fewest items."""
+def _by_kind(actions: Iterable[JSON]) -> list[list[JSON]]:
+    """``actions`` grouped by their kind (the one key of each), kinds in the
+    order they first come."""
     kinds: dict[str, list[JSON]] = defaultdict(list)
     for action in actions:
         kinds[next(iter(action))].append(action)
+    return list(kinds.values())
+
+
+def compact(actions: Iterable[JSON]) -> Compact:
+    """``actions`` made small, kind by kind: of the numbers and lists the
+    kind's actions hold, the one that groups them into the fewest items."""
     result = Compact()
-    for group in kinds.values():
+    for group in _by_kind(actions):
         if len(group) < 3:
             result.actions += group
             continue
@@ -94,10 +100,7 @@ def message(game: Game, actions: Sequence[JSON]) -> match_pb2.LegalActions:
     keeps, beside scores that differ with the card), and making them is not
     free."""
     result = match_pb2.LegalActions()
-    kinds: dict[str, list[JSON]] = defaultdict(list)
-    for action in actions:
-        kinds[next(iter(action))].append(action)
-    for group in kinds.values():
+    for group in _by_kind(actions):
         result.MergeFromString(_made(game.messages.Action, orjson.dumps(group)))
     return result
 
