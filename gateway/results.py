@@ -123,7 +123,7 @@ class Results:
                 sweep_at = loop.time()  # what was taken and not recorded is ours, pending: at once
                 await asyncio.sleep(1)
 
-    async def _consume(self, streams: list[str], consumer: str, sweep: bool = True) -> int:
+    async def _consume(self, streams: list[str], consumer: str, sweep: bool) -> int:
         """Every stream's work in one round trip, without blocking: with
         ``sweep``, a dead replica's entries never acknowledged and ours
         pending, then new ones. How many entries there were."""
@@ -137,12 +137,10 @@ class Results:
         per = 3 if sweep else 1
         found = 0
         for index, stream in enumerate(streams):
-            *swept, new = replies[per * index : per * index + per]
-            claimed, pending = swept if sweep else ([None, []], None)
+            reads = replies[per * index : per * index + per]
+            claimed = reads.pop(0)[1] if sweep else []
             # An entry claimed is ours pending too: read twice, handled once.
-            entries = dict(
-                [*claimed[1], *(e for reply in (pending, new) for _, got in reply or [] for e in got)]
-            )
+            entries = dict([*claimed, *(e for reply in reads for _, got in reply or [] for e in got)])
             await self._handle(stream, list(entries.items()))
             found += len(entries)
         return found
