@@ -101,7 +101,7 @@ class GameClient:
         Each spelling of a message is parsed once (a bounded cache): a game's
         options for every ticket, table and start, its few actions for every
         move (the strict parse costs twenty times the lookup)."""
-        spelling = options_key(data)
+        spelling = spelling_key(data)
         key = None if spelling is None else (name, spelling)
         cached = self._packed.get(key) if key is not None else None
         packed = any_pb2.Any()
@@ -166,9 +166,10 @@ class GameClient:
         )
 
 
-def options_key(data: Any) -> bytes | None:
-    """Options as a cache key: their JSON, keys sorted (``1``, ``1.0`` and
-    ``true`` stay apart); None for what JSON cannot spell."""
+def spelling_key(data: Any) -> bytes | None:
+    """A game message's spelling (options, an action) as a cache key: its
+    JSON, keys sorted (``1``, ``1.0`` and ``true`` stay apart); None for what
+    JSON cannot spell."""
     try:
         return orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
     except TypeError:

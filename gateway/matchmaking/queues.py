@@ -79,7 +79,7 @@ import orjson
 
 from gateway import metrics
 from gateway.accounts import ROLES
-from gateway.games import GameClient, Games, options_key
+from gateway.games import GameClient, Games, spelling_key
 from gateway.matchmaking.notices import TicketNotices, matched_notice
 from gateway.matchmaking.rules import (
     Format,
@@ -270,7 +270,7 @@ class Matchmaking:
         them canonical is three proto round trips), for as long as the game's
         facts are the same object; refusals are not remembered."""
         game = self.games.get(game_name)
-        spelling = options_key(options)
+        spelling = spelling_key(options)
         key = (game_name, ranked, spelling)
         known = self._queues.get(key) if spelling is not None else None
         if known is not None and known[0] is game.info:
