@@ -119,3 +119,21 @@ def test_an_idle_keep_alive_connection_outlives_the_servers_default(gateway: str
         time.sleep(6.0)  # idle past uvicorn's default keep-alive
         sock.sendall(request)
         assert _answer(sock).startswith(b"HTTP/1.1 200"), "the idle connection was closed"
+
+
+def test_an_idle_keep_alive_connection_is_closed_after_its_time(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """HTTP_KEEPALIVE_SECONDS is the gateway's: idle past it, the gateway
+    closes the connection (here 2 s, waited 3)."""
+    with Stack(
+        tmp_path_factory.mktemp("keepalive"), games=["yatzy"], env={"HTTP_KEEPALIVE_SECONDS": "2"}
+    ) as short:
+        address = urlsplit(short.gateway())
+        request = b"GET /healthz HTTP/1.1\r\nhost: gateway\r\n\r\n"
+        with socket.create_connection((address.hostname, address.port), timeout=10) as sock:
+            sock.sendall(request)
+            assert _answer(sock).startswith(b"HTTP/1.1 200")
+            time.sleep(3.0)
+            sock.settimeout(0.5)  # closed by now: uvicorn's own default (5 s) would still hold it open
+            assert sock.recv(65536) == b"", "the idle connection is still open"
