@@ -31,11 +31,16 @@ from tools.stack import Stack
 
 SERVER, CLIENT = trace_pb2.Span.SPAN_KIND_SERVER, trace_pb2.Span.SPAN_KIND_CLIENT
 GATEWAY, NIM = "rodada-gateway", "rodada-nim"
+# Each stack names itself in its resource, so a test counts only its own
+# stack's exports: the module's traced stack keeps exporting (its background
+# loops' spans) while another test runs.
+STACK = "rodada.test.stack"
 
 
 @dataclass(frozen=True)
 class Received:
     service: str
+    stack: str
     span: trace_pb2.Span
 
     @property
@@ -55,16 +60,17 @@ class Receiver(trace_service_pb2_grpc.TraceServiceServicer):
 
     def __init__(self) -> None:
         self.spans: list[Received] = []
-        self.exports = 0
+        self.exports: list[str] = []  # the stack each resource's batch came from
 
     async def Export(
         self, request: trace_service_pb2.ExportTraceServiceRequest, context: Any
     ) -> trace_service_pb2.ExportTraceServiceResponse:
-        self.exports += 1
         for resource_spans in request.resource_spans:
             attributes = {a.key: a.value.string_value for a in resource_spans.resource.attributes}
+            service, stack = attributes["service.name"], attributes.get(STACK, "")
+            self.exports.append(stack)
             for scope_spans in resource_spans.scope_spans:
-                self.spans.extend(Received(attributes["service.name"], s) for s in scope_spans.spans)
+                self.spans.extend(Received(service, stack, s) for s in scope_spans.spans)
         return trace_service_pb2.ExportTraceServiceResponse()
 
     def trace(self, trace_id: bytes) -> list[Received]:
@@ -93,18 +99,23 @@ async def receiver() -> AsyncIterator[tuple[Receiver, str]]:
         await server.stop(None)
 
 
-def _stack(root: Path, endpoint: str, **env: str) -> Stack:
+def _stack(root: Path, endpoint: str, name: str, **env: str) -> Stack:
     return Stack(
         root,
         packages=TEST_PACKAGES,
         games=["nim"],
-        env={"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_BSP_SCHEDULE_DELAY": "100", **env},
+        env={
+            "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
+            "OTEL_BSP_SCHEDULE_DELAY": "100",
+            "OTEL_RESOURCE_ATTRIBUTES": f"{STACK}={name}",
+            **env,
+        },
     )
 
 
 @pytest.fixture(scope="module")
 def traced(tmp_path_factory: pytest.TempPathFactory, receiver: tuple[Receiver, str]) -> Iterator[Stack]:
-    with _stack(tmp_path_factory.mktemp("traced"), receiver[1]) as stack:
+    with _stack(tmp_path_factory.mktemp("traced"), receiver[1], "traced") as stack:
         stack.gateway()
         yield stack
 
@@ -192,6 +203,8 @@ async def test_one_action_over_http_is_one_trace_through_gateway_service_and_red
     assert counted.get("OK", 0) >= 1 and counted.get("ABORTED", 0) >= 1, counted
     spans = await found.wait_for(trace_id, lambda s: _complete(s) and _rooted(s, client_span))
     assert _complete(spans), [(r.service, r.span.name) for r in spans]
+    # Every process names its stack (what the switched-off test relies on).
+    assert {r.stack for r in spans} == {"traced"}, {(r.service, r.stack) for r in spans}
     root = _assert_one_tree(spans, client_span)
     # The root is the gateway's HTTP server span, named for the route.
     assert (root.service, root.span.kind) == (GATEWAY, SERVER)
@@ -284,8 +297,7 @@ async def test_with_tracing_switched_off_nothing_is_exported(
     """OTEL_SDK_DISABLED=true: an endpoint is set, yet nothing is traced or
     sent, and the logs carry no trace ids."""
     found, endpoint = receiver
-    with _stack(tmp_path, endpoint, OTEL_SDK_DISABLED="true") as stack:
-        before = found.exports
+    with _stack(tmp_path, endpoint, "switched-off", OTEL_SDK_DISABLED="true") as stack:
         async with httpx.AsyncClient(base_url=stack.gateway(), timeout=30) as http:
             table_id, players, snapshot = await _table(http)
             player = players[str(snapshot["to_act"][0])]
@@ -298,7 +310,7 @@ async def test_with_tracing_switched_off_nothing_is_exported(
             assert response.status_code == 200, response.text
             await asyncio.sleep(1.0)  # ten times the batch delay the exporters would have
         logs = stack.log_path("gateway").read_text()
-    assert found.exports == before and not found.trace(trace_id)
+    assert "switched-off" not in found.exports and not found.trace(trace_id)
     # The request's access line is there, without trace ids.
     (line,) = [line for line in logs.splitlines() if f"/v1/tables/{table_id}/actions" in line]
     assert "trace_id" not in json.loads(line), line
