@@ -8,11 +8,12 @@ alone costs.
 - **ASGI**: a bare ASGI app answering ``{}`` on uvicorn with the gateway's
   flags (the same HTTP and WebSocket implementations).
 - **Redis**: an ``EVALSHA`` of ``return 1`` (redis-server's CPU per call).
-- **gRPC + Redis**: the gRPC echo awaiting one such ``EVALSHA`` through the
-  services' own Redis client (``services.core.store.connect``) before it
-  answers: the least a move can cost on the gRPC path, which makes one
-  round trip to Redis (its commit). Its server CPU counts the echo's process
-  and redis-server's, as the gRPC path's does.
+- **gRPC + Redis**: the gRPC echo awaiting one such ``EVALSHA`` the way a
+  move's commit goes out (a coalesced script on the services' own client,
+  ``services.core.store.connect``) before it answers: the least a move can
+  cost on the gRPC path, which makes one round trip to Redis (its commit).
+  Its server CPU counts the echo's process and redis-server's, as the gRPC
+  path's does.
 
 Each floor is driven by ``bench/rodada/floor.js`` (the same lean Node
 clients and window as the drivers: one connection per caller, one call in
@@ -48,6 +49,7 @@ async def serve_grpc(port: int, redis_port: int | None = None) -> None:
     ``EVALSHA`` there."""
     import grpc
 
+    from services.core.pipelining import CoalescedScript
     from services.core.server import SERVER_OPTIONS
     from services.core.store import connect
 
@@ -57,11 +59,10 @@ async def serve_grpc(port: int, redis_port: int | None = None) -> None:
             return request
 
     else:
-        redis = connect(f"redis://127.0.0.1:{redis_port}/0")
-        sha = await redis.script_load("return 1")
+        script = CoalescedScript(connect(f"redis://127.0.0.1:{redis_port}/0"), "return 1")
 
         async def echo(request: bytes, context: Any) -> bytes:
-            await redis.evalsha(sha, 0)
+            await script(keys=[], args=[])
             return request
 
     handler = grpc.method_handlers_generic_handler(

@@ -8,9 +8,10 @@ the version, write the state, append an event) as fast as answers come, for
 (every thread: glide's Rust core runs its own) and Redis's. Clients:
 
 - ``redis-py``: one ``EVALSHA`` per call (hiredis parser), as the store's
-  lone calls and its Redis Cluster path;
-- ``redis-py coalesced``: the store's :class:`CoalescedScript` (one pipeline
-  per turn of the event loop), the path the game services take;
+  Redis Cluster path;
+- ``coalesced``: the store's :class:`CoalescedScript` on the services' own
+  client (``services.core.store.connect``): one batch per turn of the
+  event loop, sent on the client's Wire, the path the game services take;
 - ``glide``: valkey-glide's asyncio ``GlideClient.invoke_script``.
 
     pip install --target /tmp/glide valkey-glide
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from services.core.pipelining import CoalescedScript
+from services.core.store import connect
 from tools.bench import cpu_seconds
 from tools.redis_server import RedisServer
 
@@ -83,9 +85,10 @@ async def drive(commit: Commit, callers: int, seconds: float, redis_pid: int) ->
 async def redis_py(url: str, coalesced: bool) -> tuple[Commit, Callable[[], Awaitable[None]]]:
     from redis.asyncio import BlockingConnectionPool, Redis
 
-    client = Redis(connection_pool=BlockingConnectionPool.from_url(url, max_connections=256))
     if coalesced:
-        return CoalescedScript(client, SCRIPT), client.aclose
+        services = connect(url)
+        return CoalescedScript(services, SCRIPT), services.aclose
+    client = Redis(connection_pool=BlockingConnectionPool.from_url(url, max_connections=256))
     script = client.register_script(SCRIPT)
 
     async def commit(keys: list[str], args: list[str]) -> Any:
@@ -112,7 +115,7 @@ async def measure(
     if client == "glide":
         commit, close = await glide(port)
     else:
-        commit, close = await redis_py(server.url, coalesced=client == "redis-py coalesced")
+        commit, close = await redis_py(server.url, coalesced=client == "coalesced")
     try:
         assert server.process is not None
         return {"client": client, **await drive(commit, callers, seconds, server.process.pid)}
@@ -131,7 +134,7 @@ def main() -> None:
         try:
             port = int(server.url.rsplit(":", 1)[1].split("/")[0])
             for _ in range(args.rounds):  # interleaved: a busy spell hits every client alike
-                for client in ("redis-py", "redis-py coalesced", "glide"):
+                for client in ("redis-py", "coalesced", "glide"):
                     result = asyncio.run(measure(server, port, client, args.callers, args.seconds))
                     print(json.dumps(result), flush=True)
         finally:

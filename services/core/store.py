@@ -54,7 +54,8 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 
 from services.core import keys, metrics
-from services.core.pipelining import CoalescedScript
+from services.core.pipelining import Coalescer
+from services.core.wire import Wire
 
 RedisClient = Redis | RedisCluster
 
@@ -98,7 +99,16 @@ class _Measured:
 
 
 class _MeasuredRedis(_Measured, Redis):  # type: ignore[misc]  # redis-py's own stubs disagree
-    pass
+    """A single node's client, with the Wire its coalesced scripts go out on
+    (``pipelining.py``), closed with it."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.wire = Wire(self.connection_pool)
+
+    async def aclose(self, close_connection_pool: bool | None = None) -> None:
+        await self.wire.aclose()
+        await super().aclose(close_connection_pool)
 
 
 class _MeasuredRedisCluster(_Measured, RedisCluster):  # type: ignore[misc]
@@ -251,16 +261,15 @@ class RecordStore:
         self.ttl_seconds = ttl_seconds
         self.publish = publish  # "SPUBLISH", "PUBLISH", or "" for no live messages
         self.record = record
-        # Concurrent moves' commits share a round trip (pipelining.py).
-        self._commit = CoalescedScript(redis, _COMMIT)
-        self._load = redis.register_script(_LOAD)
-        self._append = redis.register_script(_APPEND)
+        # Concurrent moves' reads and commits share a round trip (pipelining.py).
+        scripts = Coalescer(redis)
+        self._commit, self._load, self._append = (scripts.script(s) for s in (_COMMIT, _LOAD, _APPEND))
 
     async def load(self, table_id: str) -> StoredMatch | None:
         """The record with its version, the write token that made it and the
         history's last event id; None if there is none."""
         version, doc, token, last_event = cast(
-            list[Any], await self._load(keys=[self.record(table_id), keys.history(table_id)])
+            list[Any], await self._load(keys=[self.record(table_id), keys.history(table_id)], args=[])
         )
         if doc is None:
             return None

@@ -181,6 +181,27 @@ def feed_span(name: str, upgrade: Context | None, hello: Mapping[str, Any]) -> I
         yield
 
 
+@contextlib.contextmanager
+def redis_span(commands: Sequence[Sequence[Any]]) -> Iterator[None]:
+    """A client span for commands sent past redis-py (``wire.py``), as its
+    instrumentation would make one: named for the commands, their arguments
+    left out."""
+    if not _enabled:
+        yield
+        return
+    from opentelemetry import trace
+
+    name = " ".join(str(command[0]) for command in commands[:8])
+    attributes: dict[str, str | int] = {
+        "db.system": "redis",
+        "db.statement": name,
+        "db.redis.pipeline_length": len(commands),
+    }
+    tracer = trace.get_tracer("rodada.redis")
+    with tracer.start_as_current_span(name, kind=trace.SpanKind.CLIENT, attributes=attributes):
+        yield
+
+
 def background() -> contextvars.Context | None:
     """For ``create_task(..., context=…)`` of a task that a request starts
     but that serves everyone after it (a pub/sub listener): the current

@@ -1,0 +1,220 @@
+"""One pipelined connection to one Redis node, for the Lua scripts that
+every move and every matchmaking ticket runs (``pipelining.py``).
+
+redis-py spends about twice a bare round trip's CPU on each command: a
+connection checked out of a pool and back under a lock, the command packed
+argument by argument in Python, and a task per command for its timeout. A
+game service's move is one such command (its commit), so that machinery was
+a fifth of the move (``tools/bench_redis_clients.py`` measures both). A :class:`Wire`
+packs a batch of commands with hiredis (in C), writes them at once, and hands
+each caller its reply as hiredis parses them, with redis-py's error classes
+and the client's own retry policy. One connection carries every caller:
+Redis answers a connection's commands in the order they came, so a queue of
+waiters is all the bookkeeping it needs, and nothing waits for a connection.
+
+A command unanswered within the client's socket timeout fails with
+TimeoutError, and with it every command behind it on the connection, which
+is closed (replies that come late could not be matched to their callers). A
+connection lost fails its waiters with ConnectionError. Either is retried on
+a new connection as redis-py retries (the client's ``Retry``), which is safe
+for what runs here: every script is a compare-and-set.
+
+It speaks to one node: a Redis Cluster client keeps redis-py's own routing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import ssl
+from collections import deque
+from collections.abc import Sequence
+from typing import Any, cast
+
+import hiredis
+from redis._parsers.base import BaseParser
+from redis.asyncio.connection import ConnectionPool, SSLConnection
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import AuthenticationError, ResponseError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+Command = Sequence[bytes | str | int | float]
+
+
+class _Connection(asyncio.Protocol):
+    """A socket's replies matched, in order, to the futures waiting for them."""
+
+    def __init__(self, address: str, encoding: str | None) -> None:
+        self.address = address
+        self.reader = hiredis.Reader(encoding=encoding) if encoding else hiredis.Reader()
+        self.waiting: deque[tuple[asyncio.Future[Any], float]] = deque()
+        self.transport: asyncio.Transport | None = None
+        self.closed = False
+        self._timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+
+    def send(self, data: bytes, count: int, timeout: float) -> list[asyncio.Future[Any]]:
+        assert self.transport is not None
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        futures = [loop.create_future() for _ in range(count)]
+        self.waiting.extend((future, deadline) for future in futures)
+        self.transport.write(data)
+        if self._timer is None:
+            self._timer = loop.call_at(deadline, self._expire)
+        return futures
+
+    def data_received(self, data: bytes) -> None:
+        self.reader.feed(data)
+        try:
+            while (reply := self.reader.gets()) is not False:
+                future, _ = self.waiting.popleft()
+                if not future.done():  # its caller gave up; the command ran all the same
+                    future.set_result(_error(reply) if isinstance(reply, hiredis.ReplyError) else reply)
+        except (hiredis.ProtocolError, IndexError):  # not Redis speaking, or a reply nobody asked for
+            self._fail(RedisConnectionError(f"unexpected reply from Redis at {self.address}"))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._fail(RedisConnectionError(f"connection to Redis at {self.address} lost"))
+
+    def close(self) -> None:
+        self._fail(RedisConnectionError(f"connection to Redis at {self.address} closed"))
+
+    def _expire(self) -> None:
+        """One timer per connection, not one per command: due at the oldest
+        waiter's deadline, and then again at the next one's."""
+        self._timer = None
+        if not self.waiting or self.closed:
+            return
+        loop = asyncio.get_running_loop()
+        deadline = self.waiting[0][1]
+        if deadline <= loop.time():
+            self._fail(RedisTimeoutError(f"Timeout reading from Redis at {self.address}"))
+        else:
+            self._timer = loop.call_at(deadline, self._expire)
+
+    def _fail(self, error: Exception) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        while self.waiting:
+            future, _ = self.waiting.popleft()
+            if not future.done():
+                future.set_exception(error)
+        if self.transport is not None:
+            self.transport.abort()
+
+
+def _pack(commands: Sequence[Command]) -> bytes:
+    # hiredis's stubs take a 1-tuple; it packs any number of arguments.
+    return b"".join(hiredis.pack_command(tuple(command)) for command in commands)  # type: ignore[arg-type]
+
+
+def _error(reply: hiredis.ReplyError) -> ResponseError:
+    """An error reply as redis-py would raise it (NoScriptError, ReadOnlyError…)."""
+    return BaseParser.parse_error(str(reply))  # type: ignore[no-any-return,no-untyped-call]
+
+
+class Wire:
+    """Commands to one Redis node over one connection, opened when first
+    needed and again after it is lost. Built from a redis-py pool's own
+    settings: its address, credentials, database, TLS, timeouts, retry."""
+
+    def __init__(self, pool: ConnectionPool) -> None:
+        options = pool.connection_kwargs
+        self.host: str = options.get("host", "localhost")
+        self.port: int = int(options.get("port", 6379))
+        self._db = int(options.get("db", 0) or 0)
+        self._username: str | None = options.get("username")
+        self._password: str | None = options.get("password")
+        self._timeout: float = options.get("socket_timeout") or 5.0
+        self._connect_timeout: float = options.get("socket_connect_timeout") or self._timeout
+        self._encoding = options.get("encoding", "utf-8") if options.get("decode_responses") else None
+        self._retry: Retry = options.get("retry") or Retry(NoBackoff(), 0)
+        self._ssl: ssl.SSLContext | None = None
+        if issubclass(pool.connection_class, SSLConnection):
+            self._ssl = ssl.create_default_context(cafile=options.get("ssl_ca_certs"))
+            if options.get("ssl_cert_reqs") in ("none", ssl.CERT_NONE):
+                self._ssl.check_hostname = False
+                self._ssl.verify_mode = ssl.CERT_NONE
+        self._connection: _Connection | None = None
+        self._connecting: asyncio.Future[_Connection] | None = None
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    async def execute(self, commands: Sequence[Command]) -> list[Any]:
+        """Each command's reply in order, an error reply as its exception
+        (not raised); raises if the connection fails, retries spent."""
+        data = _pack(commands)
+
+        async def attempt() -> list[Any]:
+            connection = await self._connected()
+            return [await future for future in connection.send(data, len(commands), self._timeout)]
+
+        return await self._retry.call_with_retry(attempt, _pass)
+
+    async def aclose(self) -> None:
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            connection.close()
+
+    async def _connected(self) -> _Connection:
+        connection = self._connection
+        if connection is not None and not connection.closed:
+            return connection
+        if self._connecting is None:  # the callers of one moment share one attempt
+            self._connecting = asyncio.ensure_future(self._connect())
+        connecting = self._connecting
+        try:
+            return await asyncio.shield(connecting)
+        finally:
+            if connecting.done() and self._connecting is connecting:
+                self._connecting = None
+
+    async def _connect(self) -> _Connection:
+        loop = asyncio.get_running_loop()
+        try:
+            _, connection = await asyncio.wait_for(
+                loop.create_connection(
+                    lambda: _Connection(self.address, self._encoding),
+                    self.host,
+                    self.port,
+                    ssl=self._ssl,
+                    server_hostname=self.host if self._ssl else None,
+                ),
+                self._connect_timeout,
+            )
+        except TimeoutError:
+            raise RedisTimeoutError(f"Timeout connecting to Redis at {self.address}") from None
+        except OSError as error:
+            raise RedisConnectionError(f"Error connecting to Redis at {self.address}: {error}") from None
+        hello: list[tuple[Command, type[Exception]]] = []
+        if self._password:
+            credentials = (self._username, self._password) if self._username else (self._password,)
+            hello.append((("AUTH", *credentials), AuthenticationError))
+        if self._db:
+            hello.append((("SELECT", self._db), ResponseError))
+        for command, refused in hello:
+            (future,) = connection.send(_pack([command]), 1, self._connect_timeout)
+            reply = await future
+            if isinstance(reply, Exception):  # WRONGPASS parses as AuthenticationError already
+                connection.close()
+                raise refused(f"{command[0]!s} refused by Redis at {self.address}: {reply}")
+        self._connection = connection
+        return connection
+
+
+async def _pass(error: Exception) -> None:
+    """Nothing to undo between tries: the next one opens a new connection."""
