@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import gc
 import signal
+from collections.abc import Awaitable, Callable
 
 import uvicorn
 from prometheus_client import start_http_server
@@ -28,14 +29,11 @@ from gateway.sockets import FeedSockets
 from services.core import logs, tracing, workers
 
 
-async def serve(settings: GatewaySettings) -> None:
-    app = create_app(settings)
-    if settings.metrics_port and not settings.is_worker:  # a worker's are its supervisor's
-        # Its own port, as the game services: the API port is public behind
-        # the ingress, the metrics are for Prometheus only.
-        start_http_server(settings.metrics_port, settings.gateway_host)
-    config = uvicorn.Config(
-        FeedSockets(FastPath(app, settings)),
+def uvicorn_config(app: Callable[..., Awaitable[None]], settings: GatewaySettings) -> uvicorn.Config:
+    """How the gateway serves HTTP and its feeds; the benchmarks' floors
+    serve their bare apps the same way."""
+    return uvicorn.Config(
+        app,
         host=settings.gateway_host,
         port=settings.gateway_port,
         log_config=None,  # our JSON logs
@@ -49,9 +47,17 @@ async def serve(settings: GatewaySettings) -> None:
         ws=FeedProtocol,  # wsproto's, without the handshake kept by every open socket
         timeout_graceful_shutdown=max(1, int(settings.drain_seconds / 2)),
         lifespan="on",
-        interface="asgi3",  # FeedSockets is ASGI 3: no detection, no ASGI 2 wrapper
+        interface="asgi3",  # ASGI 3 apps only: no detection, no ASGI 2 wrapper
     )
-    server = uvicorn.Server(config)
+
+
+async def serve(settings: GatewaySettings) -> None:
+    app = create_app(settings)
+    if settings.metrics_port and not settings.is_worker:  # a worker's are its supervisor's
+        # Its own port, as the game services: the API port is public behind
+        # the ingress, the metrics are for Prometheus only.
+        start_http_server(settings.metrics_port, settings.gateway_host)
+    server = uvicorn.Server(uvicorn_config(FeedSockets(FastPath(app, settings)), settings))
     loop = asyncio.get_running_loop()
     stopping = asyncio.Event()
 

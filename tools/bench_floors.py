@@ -95,19 +95,11 @@ async def bare_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
 async def serve_asgi(port: int) -> None:
     import uvicorn
 
-    # The gateway's flags (gateway/__main__.py), on a bare app.
-    config = uvicorn.Config(
-        bare_app,
-        host="127.0.0.1",
-        port=port,
-        log_config=None,
-        access_log=False,
-        proxy_headers=True,
-        ws_per_message_deflate=False,
-        ws="wsproto",
-        lifespan="on",
-    )
-    await uvicorn.Server(config).serve()
+    from gateway.__main__ import uvicorn_config
+    from gateway.settings import GatewaySettings
+
+    settings = GatewaySettings(gateway_host="127.0.0.1", gateway_port=port)
+    await uvicorn.Server(uvicorn_config(bare_app, settings)).serve()
 
 
 def _spawn(kind: str, port: int, root: Path, redis_port: int | None) -> subprocess.Popen[bytes]:

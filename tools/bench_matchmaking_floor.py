@@ -30,8 +30,6 @@ import orjson
 
 from tools.redis_server import free_port, wait_for_port
 
-GC_YOUNG_THRESHOLD = 10_000  # the gateway's (gateway/__main__.py)
-
 
 def _ticket() -> bytes:
     return orjson.dumps(
@@ -85,24 +83,15 @@ def serve(port: int) -> None:
     import uvicorn
     import uvloop
 
-    from gateway.feed_protocol import FeedProtocol
+    from gateway.__main__ import GC_YOUNG_THRESHOLD, uvicorn_config
+    from gateway.settings import GatewaySettings
     from services.core import logs
 
     gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
     logs.configure("gateway")
-    config = uvicorn.Config(
-        app,
-        host="127.0.0.1",
-        port=port,
-        log_config=None,
-        proxy_headers=True,
-        ws_per_message_deflate=False,
-        ws=FeedProtocol,
-        lifespan="on",
-        interface="asgi3",
-    )
+    settings = GatewaySettings(gateway_host="127.0.0.1", gateway_port=port)
     uvloop.install()
-    asyncio.run(uvicorn.Server(config).serve())
+    asyncio.run(uvicorn.Server(uvicorn_config(app, settings)).serve())
 
 
 def measure(root: Path, tickets: int) -> dict[str, Any]:
