@@ -461,8 +461,9 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         await self.hub.publish(match.match_id, next_event_id, live)
 
     def _audience_snapshots(self, match: StoredMatch) -> list[match_pb2.Snapshot]:
-        seats = len(match.doc["players"])
-        return [snapshot(self.game, match, seat) for seat in (*range(seats), None)]
+        """Every seat's snapshot, then the spectators' (``_Updated.snapshot``
+        picks the writer's from them)."""
+        return snapshots(self.game, match, (*range(len(match.doc["players"])), None))
 
     def _keep(self, match_id: str, kept: _Kept) -> None:
         self._kept[match_id] = kept
@@ -473,18 +474,27 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
 
 def snapshot(game: Game, match: StoredMatch, seat: int | None) -> match_pb2.Snapshot:
     """The match as ``seat`` (None: a spectator) may see it."""
+    return snapshots(game, match, (seat,))[0]
+
+
+def snapshots(game: Game, match: StoredMatch, audiences: Sequence[int | None]) -> list[match_pb2.Snapshot]:
+    """The match as each of ``audiences`` (seats, None: a spectator) may see
+    it. What every audience sees is built once, and each audience's snapshot
+    is a copy of it (in C) with its own seat, view and legal actions: a
+    watched match's live message carries one per seat and the spectators',
+    every move, and building each from the record redid all the rest."""
     doc = match.doc
     table = Table.from_doc(doc)
     state = table.state
     cpu = table.cpu
     outcome = play.outcome(game, table)
     due = play.deadline_at(game, table)
-    return match_pb2.Snapshot(
+    shared = match_pb2.Snapshot(
         match_id=match.match_id,
         game=game.name,
         version=match.version,
         last_event_id=match.last_event_id,
-        seat=SPECTATOR if seat is None else seat,
+        # seat: the audience's own, below
         seats=[
             match_pb2.Seat(**player, cpu_controlled=index in cpu)
             for index, player in enumerate(doc["players"])
@@ -495,16 +505,27 @@ def snapshot(game: Game, match: StoredMatch, seat: int | None) -> match_pb2.Snap
         fairness=match_pb2.Fairness(
             seed_sha256=doc["seed_sha256"], seed=doc["seed"] if outcome else "", algorithm=RNG_ALGORITHM
         ),
-        view=packed(game.messages.View, game.view(state, seat)),
+        # view: the audience's own, below
         last_action_at=doc["last_action_at"],
         scores=game.scores(state) if game.scores else [],
         idle_since=0.0 if outcome else table.idle_since,
         deadline_at=due or 0.0,
         mode=table.mode,
-        legal=legal.message(
-            game, legal.legal_actions(game, table, seat) if seat is not None and not outcome else []
-        ),
+        # legal: the audience's own, below
     )
+    built = []
+    for seat in audiences:
+        own = match_pb2.Snapshot()
+        own.CopyFrom(shared)
+        own.seat = SPECTATOR if seat is None else seat
+        own.view.CopyFrom(packed(game.messages.View, game.view(state, seat)))
+        own.legal.CopyFrom(
+            legal.message(
+                game, legal.legal_actions(game, table, seat) if seat is not None and not outcome else []
+            )
+        )
+        built.append(own)
+    return built
 
 
 def _result(doc: dict[str, Any], outcome: Outcome) -> dict[str, Any]:
@@ -594,4 +615,4 @@ def result_message(outcome: Outcome) -> match_pb2.Result:
     )
 
 
-__all__ = ["Event", "MatchServicer", "encode", "packed", "result_message", "snapshot"]
+__all__ = ["Event", "MatchServicer", "encode", "packed", "result_message", "snapshot", "snapshots"]
