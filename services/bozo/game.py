@@ -28,6 +28,7 @@ GAME = Game(
     setup=engine.setup,
     moves={"throw": engine.throw, "declare": engine.declare, "score": engine.score},
     view=engine.view,
+    public_view=True,
     to_act=engine.to_act,
     outcome=engine.outcome,
     scores=engine.scores,

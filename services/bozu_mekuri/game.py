@@ -21,6 +21,7 @@ GAME = Game(
     setup=engine.setup,
     moves={"flip": engine.flip, "stop": engine.stop},
     view=engine.view,
+    public_view=True,
     to_act=engine.to_act,
     outcome=engine.outcome,
     scores=engine.scores,

@@ -111,6 +111,10 @@ class Game:
     to_act: Callable[[State], list[int]]
     outcome: Callable[[State], Outcome | None]
     anytime: frozenset[str] = frozenset()  # moves a seat may make off its turn
+    # Every seat and spectator sees the same view (nothing hidden, or hidden
+    # from all): a version's view is made once for all its audiences.
+    # tests/kit/test_snapshots.py holds a game that says so to it.
+    public_view: bool = False
     # Moves that are not play (a setting, a preference): they never restart
     # the turn clock, so they cannot hold off an inactivity claim.
     quiet: frozenset[str] = frozenset()

@@ -480,7 +480,8 @@ def snapshot(game: Game, match: StoredMatch, seat: int | None) -> match_pb2.Snap
 def snapshots(game: Game, match: StoredMatch, audiences: Sequence[int | None]) -> list[match_pb2.Snapshot]:
     """The match as each of ``audiences`` (seats, None: a spectator) may see
     it. What every audience sees is built once, and each audience's snapshot
-    is a copy of it (in C) with its own seat, view and legal actions: a
+    is a copy of it (in C) with its own seat, view (unless the game's view
+    is public) and legal actions: a
     watched match's live message carries one per seat and the spectators',
     every move, and building each from the record redid all the rest."""
     doc = match.doc
@@ -505,7 +506,9 @@ def snapshots(game: Game, match: StoredMatch, audiences: Sequence[int | None]) -
         fairness=match_pb2.Fairness(
             seed_sha256=doc["seed_sha256"], seed=doc["seed"] if outcome else "", algorithm=RNG_ALGORITHM
         ),
-        # view: the audience's own, below
+        # A game that hides nothing shows every audience the same view (the
+        # first one's); any other, each audience its own, below.
+        view=packed(game.messages.View, game.view(state, audiences[0])) if game.public_view else None,
         last_action_at=doc["last_action_at"],
         scores=game.scores(state) if game.scores else [],
         idle_since=0.0 if outcome else table.idle_since,
@@ -518,7 +521,8 @@ def snapshots(game: Game, match: StoredMatch, audiences: Sequence[int | None]) -
         own = match_pb2.Snapshot()
         own.CopyFrom(shared)
         own.seat = SPECTATOR if seat is None else seat
-        own.view.CopyFrom(packed(game.messages.View, game.view(state, seat)))
+        if not game.public_view:
+            own.view.CopyFrom(packed(game.messages.View, game.view(state, seat)))
         own.legal.CopyFrom(
             legal.message(
                 game, legal.legal_actions(game, table, seat) if seat is not None and not outcome else []

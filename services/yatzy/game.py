@@ -17,6 +17,7 @@ GAME = Game(
     setup=engine.setup,
     moves={"roll": engine.roll, "score": engine.score},
     view=engine.view,
+    public_view=True,
     to_act=engine.to_act,
     outcome=engine.outcome,
     scores=engine.totals,

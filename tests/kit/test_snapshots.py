@@ -3,7 +3,9 @@ every audience sees (built once per version) and differ only in the seat,
 the view and the legal actions: each must be, byte for byte, the snapshot
 built for that audience alone, in every game, at every version of random
 matches (departures, claims, deadlines, CPU seats and the finish included).
-Sharing must change nothing: no audience may get another's view or actions.
+Sharing must change nothing: no audience may get another's view or actions,
+and a game that declares its view public (made once for all) must show
+every audience the view it would have been made alone.
 (When the base was introduced, both were also held to the old build, one
 whole constructor per audience, on the same matches.)"""
 
