@@ -134,6 +134,7 @@ class Wire:
         options = pool.connection_kwargs
         self.host: str = options.get("host", "localhost")
         self.port: int = int(options.get("port", 6379))
+        self._path: str | None = options.get("path")  # a unix:// URL's socket
         self._db = int(options.get("db", 0) or 0)
         self._username: str | None = options.get("username")
         self._password: str | None = options.get("password")
@@ -152,7 +153,7 @@ class Wire:
 
     @property
     def address(self) -> str:
-        return f"{self.host}:{self.port}"
+        return self._path or f"{self.host}:{self.port}"
 
     async def execute(self, commands: Sequence[Command]) -> list[Any]:
         """Each command's reply in order, an error reply as its exception
@@ -185,17 +186,23 @@ class Wire:
 
     async def _connect(self) -> _Connection:
         loop = asyncio.get_running_loop()
-        try:
-            _, connection = await asyncio.wait_for(
-                loop.create_connection(
-                    lambda: _Connection(self.address, self._encoding),
-                    self.host,
-                    self.port,
-                    ssl=self._ssl,
-                    server_hostname=self.host if self._ssl else None,
-                ),
-                self._connect_timeout,
+
+        def protocol() -> _Connection:
+            return _Connection(self.address, self._encoding)
+
+        opening = (
+            loop.create_unix_connection(protocol, self._path)
+            if self._path
+            else loop.create_connection(
+                protocol,
+                self.host,
+                self.port,
+                ssl=self._ssl,
+                server_hostname=self.host if self._ssl else None,
             )
+        )
+        try:
+            _, connection = await asyncio.wait_for(opening, self._connect_timeout)
         except TimeoutError:
             raise RedisTimeoutError(f"Timeout connecting to Redis at {self.address}") from None
         except OSError as error:

@@ -118,6 +118,21 @@ async def test_a_decoding_client_gets_text(redis_server: RedisServer) -> None:
         await client.aclose()
 
 
+async def test_a_unix_socket_url_is_the_socket_it_names(tmp_path: Path) -> None:
+    socket_path = tmp_path / "redis.sock"
+    server = RedisServer(tmp_path, extra=("--unixsocket", str(socket_path))).start()
+    client = connect(f"unix://{socket_path}?db=2", timeout=2.0)
+    over_tcp = connect(server.url.removesuffix("/0") + "/2", timeout=2.0)
+    try:
+        key = f"w:{secrets.token_hex(4)}"
+        assert await wire_of(client).execute([("SET", key, "by the socket")]) == [b"OK"]
+        assert await over_tcp.get(key) == b"by the socket"  # the same server, the URL's database
+    finally:
+        await client.aclose()
+        await over_tcp.aclose()
+        server.stop()
+
+
 def test_on_uvloop_too(redis_server: RedisServer) -> None:
     """The services run on uvloop, whose transports are not asyncio's."""
 
