@@ -481,9 +481,9 @@ def snapshots(game: Game, match: StoredMatch, audiences: Sequence[int | None]) -
     """The match as each of ``audiences`` (seats, None: a spectator) may see
     it. What every audience sees is built once, and each audience's snapshot
     is a copy of it (in C) with its own seat, view (unless the game's view
-    is public) and legal actions: a
-    watched match's live message carries one per seat and the spectators',
-    every move, and building each from the record redid all the rest."""
+    is public) and legal actions: a watched match's live message carries one
+    per seat and the spectators', every move, and building each from the
+    record redid all the rest."""
     doc = match.doc
     table = Table.from_doc(doc)
     state = table.state
