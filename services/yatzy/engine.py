@@ -160,25 +160,29 @@ def view(state: State, seat: int | None) -> JSON:
         "preview": [],
     }
     if current is not None and state["dice"]:
+        points = scoring.scores(card, state["dice"])
         view["preview"] = [
-            {"box": box, "points": scoring.score(card, box, state["dice"])}
+            {"box": box, "points": points[box]}
             for box in scoring.boxes(card)
             if box not in state["filled"][current]
         ]
     return view
 
 
+# Every re-throw: each set of dice to keep but all five, as index sets. The
+# same every time, and the callers only read actions: made once.
+_RE_THROWS: Final = tuple(
+    {"roll": {"keep": [i for i in range(DICE) if mask >> i & 1]}} for mask in range(2**DICE - 1)
+)
+
+
 def legal(state: State, seat: int) -> list[JSON]:
     """Every action the seat to act may make now (distinct keeps as index sets)."""
     if seat != state["current"]:
         return []
-    actions: list[JSON] = []
     if state["throws"] == 0:
         return [{"roll": {}}]
-    if state["throws"] < MAX_THROWS:
-        actions += [
-            {"roll": {"keep": [i for i in range(DICE) if mask >> i & 1]}} for mask in range(2**DICE - 1)
-        ]
+    actions: list[JSON] = list(_RE_THROWS) if state["throws"] < MAX_THROWS else []
     actions += [
         {"score": {"box": box}} for box in scoring.boxes(state["card"]) if box not in state["filled"][seat]
     ]

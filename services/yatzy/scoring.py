@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from functools import cache
 
 Dice = Sequence[int]
 
@@ -183,6 +184,18 @@ def boxes(card: str) -> tuple[str, ...]:
 def score(card: str, box: str, dice: Dice) -> int:
     """What ``dice`` score in ``box`` of ``card`` (the box must be on the card)."""
     return CARDS[card][box](dice)
+
+
+def scores(card: str, dice: Dice) -> Mapping[str, int]:
+    """What ``dice`` score in every box of ``card`` (every view shows the
+    open boxes' points; a card has 252 throws in all, so each is worked out
+    once; the mapping is shared: read it, never change it)."""
+    return _scores(card, tuple(sorted(dice)))
+
+
+@cache
+def _scores(card: str, dice: tuple[int, ...]) -> Mapping[str, int]:
+    return {box: points(dice) for box, points in CARDS[card].items()}
 
 
 def upper_subtotal(filled: Mapping[str, int]) -> int:

@@ -524,3 +524,26 @@ def test_the_departure_that_ends_the_match_gives_the_reason() -> None:
 def test_a_forfeited_seat_cannot_claim() -> None:
     table, _ = leave(start(3), 2)
     refused(table, 2, {"claim_inactivity": {}}, "not_in_game", now=5_000.0)
+
+
+def test_legal_actions_through_a_turn() -> None:
+    """Before the first throw only a throw; then every keep but all five dice
+    (31 distinct index sets) and every open box; after the third throw only
+    the open boxes; nothing for the seat not to act."""
+    assert GAME.legal is not None
+    table = start(seats=2)
+    assert GAME.legal(table.state, 0) == [{"roll": {}}]
+    assert GAME.legal(table.state, 1) == []
+    table, _ = turn(table, 0, [1, 1, 1, 1, 1], "ONES")
+    table, _ = turn(table, 1, [2, 2, 2, 2, 2], "TWOS")
+    table, _ = roll(table, 0, 3, 4, 5, 6, 6)
+    actions = GAME.legal(table.state, 0)
+    keeps = [a["roll"]["keep"] for a in actions if "roll" in a]
+    assert sorted(map(tuple, keeps)) == sorted(
+        tuple(i for i in range(5) if mask >> i & 1) for mask in range(31)
+    )
+    open_boxes = [box for box in CLASSIC_BOXES if box != "ONES"]
+    assert [a["score"]["box"] for a in actions if "score" in a] == open_boxes
+    table, _ = roll(table, 0, 3, 4, 5, keep=[3, 4])
+    table, _ = roll(table, 0, 3, 4, 5, keep=[3, 4])
+    assert GAME.legal(table.state, 0) == [{"score": {"box": box}} for box in open_boxes]

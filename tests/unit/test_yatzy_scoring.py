@@ -296,3 +296,13 @@ def test_order_of_the_dice_never_matters() -> None:
             for box in scoring.boxes(card):
                 expected = scoring.score(card, box, dice)
                 assert all(scoring.score(card, box, p) == expected for p in itertools.permutations(dice))
+
+
+@pytest.mark.parametrize("card", [CLASSIC, SCANDINAVIAN])
+def test_every_box_scored_at_once_is_each_box_scored_alone(card: str) -> None:
+    """``scores`` (a view's preview, worked out once per sorted throw) gives
+    every throw, in any order, what each box's own rule gives it."""
+    for dice in ALL_THROWS:
+        assert dict(scoring.scores(card, list(dice))) == {
+            box: scoring.score(card, box, dice) for box in scoring.boxes(card)
+        }
