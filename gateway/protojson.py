@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import math
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 from google.protobuf import any_pb2, descriptor_pool, message_factory
@@ -36,8 +37,8 @@ _names: dict[str, str] = {}  # message full name -> its converter's name
 
 
 def message_json(message: Message) -> dict[str, Any]:
-    """The message's proto3 JSON object (a match snapshot's shared, see
-    :data:`_SNAPSHOTS`: callers only read it)."""
+    """The message's proto3 JSON object (a match snapshot's and an Any's
+    shared, see :data:`_SNAPSHOTS` and :func:`_printed_any`: callers only read it)."""
     descriptor: Descriptor = message.DESCRIPTOR  # type: ignore[assignment]
     if descriptor.full_name == _SNAPSHOT:
         return _snapshot_json(message)
@@ -165,15 +166,25 @@ def _float(value: float) -> float | str:
 
 
 def _any(message: any_pb2.Any) -> dict[str, Any]:
-    if not message.type_url and not message.value:
+    return _printed_any(message.type_url, message.value)
+
+
+# The same Any comes back all the time: the legal actions (a Yatzy turn's
+# keeps and boxes, each packed), and a view the game shows every audience
+# alike (Yatzy's, Bozó's) in each seat's snapshot of a move, each printed for
+# its own feed. Printed once per type and bytes; shared like _SNAPSHOTS, so
+# read only.
+@lru_cache(maxsize=1024)
+def _printed_any(type_url: str, value: bytes) -> dict[str, Any]:
+    if not type_url and not value:
         return {}
-    descriptor = _pool.FindMessageTypeByName(message.type_url.split("/")[-1])
+    descriptor = _pool.FindMessageTypeByName(type_url.split("/")[-1])
     inner = message_factory.GetMessageClass(descriptor)()
-    inner.ParseFromString(message.value)
+    inner.ParseFromString(value)
     convert = _namespace[_converter(descriptor)]
     if descriptor.full_name in _WELL_KNOWN or descriptor.file.name == "google/protobuf/wrappers.proto":
-        return {"@type": message.type_url, "value": convert(inner)}
-    result: dict[str, Any] = convert(inner, {"@type": message.type_url})
+        return {"@type": type_url, "value": convert(inner)}
+    result: dict[str, Any] = convert(inner, {"@type": type_url})
     return result
 
 
