@@ -161,14 +161,18 @@ async function newMatch(seats) {
   return { id: table.id, snapshot: match };
 }
 
-async function act(seat, id, version, move) {
-  const action = packAction(move);
-  if (TARGET === 'service') {
-    const request = { match_id: id, expected_version: version, action };
-    return (await leanUnary(seat.channel, M.ActMatch, LEAN.ActMatch, request, seat.token)).snapshot;
-  }
-  const request = { table_id: id, expected_version: version, action };
-  return (await leanUnary(seat.channel, M.ActTable, LEAN.ActTable, request, seat.token)).match;
+// A move: its call's promise of the reply's bytes (decoded by answerOf).
+const ACT = TARGET === 'service' ? M.ActMatch : M.ActTable;
+const ID = TARGET === 'service' ? 'match_id' : 'table_id';
+const ANSWER = TARGET === 'service' ? LEAN.ActMatch : LEAN.ActTable;
+function act(seat, id, version, move) {
+  const request = { [ID]: id, expected_version: version, action: packAction(move) };
+  return seat.channel.call(ACT.path, ACT.request.encode(request).finish(), seat.token, common.MOVE_TIMEOUT_MS);
+}
+// The move's answer: the snapshot after it.
+function answerOf(bytes) {
+  const reply = ANSWER.decode(bytes);
+  return TARGET === 'service' ? reply.snapshot : reply.match;
 }
 
 async function slot(index, deadline, stats, counting) {
@@ -201,7 +205,7 @@ async function slot(index, deadline, stats, counting) {
       const sentAt = performance.now();
       let answer;
       try {
-        answer = await act(seats[mover], match.id, snapshot.version, move);
+        answer = answerOf(await act(seats[mover], match.id, snapshot.version, move));
       } catch (error) {
         if (error.code === DEADLINE_EXCEEDED) stats.unanswered++;
         else common.noteError(stats, error);
