@@ -1,5 +1,5 @@
 // Load generator for Rodada's web path, lean: the gateway's HTTP API over
-// bare HTTP/1.1 keep-alive (node:http, one Agent socket per seat) with a
+// bare HTTP/1.1 keep-alive (by hand on node:net, one connection per seat) with a
 // WebSocket feed per seat (ws), N concurrent Yatzy matches, solo or duel, the
 // reference driver's strategy and move mix. Prints one JSON line (and the
 // window's edges, see common.js).
