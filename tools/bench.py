@@ -14,7 +14,7 @@ Rodada's paths, driven by lean Node load generators of the same runtime
   mobile app plays (guests, CreateTable, StartTable, Act). Shown for
   reference; the targets are for the two other paths.
 - **web**: the gateway's HTTP API over bare HTTP/1.1 keep-alive
-  (``node:http``) with a WebSocket feed per seat (``ws``).
+  (by hand on ``node:net``) with a WebSocket feed per seat (``ws``).
 
 Every driver plays a warm-up (BENCH_WARMUP seconds) first and announces its
 window; every process's CPU is read from ``/proc/<pid>/stat`` at the window's

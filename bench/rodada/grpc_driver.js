@@ -27,6 +27,7 @@
 const fs = require('node:fs');
 const { performance } = require('node:perf_hooks');
 const common = require('./common');
+const protobuf = require('protobufjs');
 const { Channel, DEADLINE_EXCEEDED, loadRoot } = require('./h2grpc');
 
 const TARGET = common.option('target', 'service');
@@ -69,17 +70,53 @@ const M = {
   ActTable: method(PLATFORM, 'Act', 'rodada.platform.v1.ActRequest', 'rodada.platform.v1.ActResponse'),
 };
 
+// A call of the slot's setup (sign-in, a new match): the reply as a plain
+// object, enums as their names.
 async function unary(channel, m, request, token) {
   const bytes = m.request.encode(m.request.fromObject(request)).finish();
   const reply = await channel.call(m.path, bytes, token, common.MOVE_TIMEOUT_MS);
   return m.reply.toObject(m.reply.decode(reply), CONVERT);
 }
 
+// A move's call is the hot path: the request encoded from a plain object
+// (its values already of the fields' types), the reply decoded as protobufjs
+// messages (no toObject), of only the fields the driver reads: a snapshot's
+// version, to_act, status and view (an Any holding the Yatzy View, decoded
+// in full); the decoder skips the others. Enums stay numbers.
+const STATUS = root.lookupEnum('rodada.common.v1.MatchStatus').values;
+const lean = new protobuf.Root();
+lean.add(protobuf.Type.fromJSON('Any', type('google.protobuf.Any').toJSON()));
+const snapshotFields = type('rodada.common.v1.Snapshot').fields;
+const LeanSnapshot = new protobuf.Type('Snapshot');
+for (const name of ['version', 'to_act', 'status', 'view']) {
+  const f = snapshotFields[name];
+  const fieldType = name === 'status' ? 'int32' : name === 'view' ? 'Any' : f.type;
+  LeanSnapshot.add(new protobuf.Field(name, f.id, fieldType, f.repeated ? 'repeated' : undefined));
+}
+lean.add(LeanSnapshot);
+// A reply holding a snapshot in its field `field`, the rest skipped.
+function leanReply(m, field, name) {
+  const t = new protobuf.Type(name).add(new protobuf.Field(field, m.reply.fields[field].id, 'Snapshot'));
+  lean.add(t);
+  return t;
+}
+const LEAN = {
+  ActMatch: leanReply(M.ActMatch, 'snapshot', 'MatchActResponse'),
+  ActTable: leanReply(M.ActTable, 'match', 'PlatformActResponse'),
+};
+lean.resolveAll();
+
+// A call whose reply is decoded by `reply` (a protobufjs type), not converted.
+async function leanUnary(channel, m, reply, request, token) {
+  const bytes = m.request.encode(request).finish();
+  return reply.decode(await channel.call(m.path, bytes, token, common.MOVE_TIMEOUT_MS));
+}
+
 function packAction(move) {
-  return { type_url: ACTION_URL, value: Action.encode(Action.fromObject(move)).finish() };
+  return { type_url: ACTION_URL, value: Action.encode(move).finish() };
 }
 function viewOf(snapshot) {
-  return View.toObject(View.decode(snapshot.view.value), CONVERT);
+  return View.decode(snapshot.view.value);
 }
 
 const tokens = TARGET === 'service' ? JSON.parse(fs.readFileSync(TOKENS, 'utf8')) : null;
@@ -103,12 +140,14 @@ async function seatsFor(index) {
   return seats;
 }
 
-// A new match for the slot's seats: its first snapshot.
+// A new match for the slot's seats: its first snapshot (decoded in full, as
+// protobufjs messages: the same shape as a move's lean one).
 async function newMatch(seats) {
   if (TARGET === 'service') {
-    const { snapshot } = await unary(
+    const { snapshot } = await leanUnary(
       seats[0].channel,
       M.CreateMatch,
+      M.CreateMatch.reply,
       { seats: seats.map((s) => ({ user_id: s.user_id, display_name: 'bench' })) },
       tokens.platform,
     );
@@ -118,18 +157,22 @@ async function newMatch(seats) {
   for (const seat of seats.slice(1)) {
     await unary(seat.channel, M.JoinTable, { invite_code: table.invite_code }, seat.token);
   }
-  const { match } = await unary(seats[0].channel, M.StartTable, { table_id: table.id }, seats[0].token);
+  const { match } = await leanUnary(seats[0].channel, M.StartTable, M.StartTable.reply, { table_id: table.id }, seats[0].token);
   return { id: table.id, snapshot: match };
 }
 
-async function act(seat, id, version, move) {
-  const action = packAction(move);
-  if (TARGET === 'service') {
-    return (await unary(seat.channel, M.ActMatch, { match_id: id, expected_version: version, action }, seat.token))
-      .snapshot;
-  }
-  return (await unary(seat.channel, M.ActTable, { table_id: id, expected_version: version, action }, seat.token))
-    .match;
+// A move: its call's promise of the reply's bytes (decoded by answerOf).
+const ACT = TARGET === 'service' ? M.ActMatch : M.ActTable;
+const ID = TARGET === 'service' ? 'match_id' : 'table_id';
+const ANSWER = TARGET === 'service' ? LEAN.ActMatch : LEAN.ActTable;
+function act(seat, id, version, move) {
+  const request = { [ID]: id, expected_version: version, action: packAction(move) };
+  return seat.channel.call(ACT.path, ACT.request.encode(request).finish(), seat.token, common.MOVE_TIMEOUT_MS);
+}
+// The move's answer: the snapshot after it.
+function answerOf(bytes) {
+  const reply = ANSWER.decode(bytes);
+  return TARGET === 'service' ? reply.snapshot : reply.match;
 }
 
 async function slot(index, deadline, stats, counting) {
@@ -150,16 +193,19 @@ async function slot(index, deadline, stats, counting) {
     }
     stats.started++;
     let snapshot = match.snapshot;
+    // The view of the last snapshot, decoded once: the answer's, checked,
+    // is the next move's `before`.
+    let view = viewOf(snapshot);
     // Whoever is to act moves from the last snapshot (Yatzy's dice, throws
     // and preview are the mover's own after its move, public before it).
-    while (snapshot.status === 'MATCH_STATUS_ACTIVE' && performance.now() < deadline) {
+    while (snapshot.status === STATUS.MATCH_STATUS_ACTIVE && performance.now() < deadline) {
       const mover = snapshot.to_act[0];
-      const before = viewOf(snapshot);
+      const before = view;
       const move = common.nextMove(before, THROWS);
       const sentAt = performance.now();
       let answer;
       try {
-        answer = await act(seats[mover], match.id, snapshot.version, move);
+        answer = answerOf(await act(seats[mover], match.id, snapshot.version, move));
       } catch (error) {
         if (error.code === DEADLINE_EXCEEDED) stats.unanswered++;
         else common.noteError(stats, error);
@@ -167,14 +213,15 @@ async function slot(index, deadline, stats, counting) {
         break;
       }
       const latency = performance.now() - sentAt;
-      if (answer.version > snapshot.version && common.applied(before, viewOf(answer), mover, move)) {
+      view = viewOf(answer);
+      if (answer.version > snapshot.version && common.applied(before, view, mover, move)) {
         if (counting()) stats.latencies.push(latency);
       } else {
         stats.mismatched++;
       }
       snapshot = answer;
     }
-    if (snapshot && snapshot.status === 'MATCH_STATUS_FINISHED') stats.finished++;
+    if (snapshot && snapshot.status === STATUS.MATCH_STATUS_FINISHED) stats.finished++;
   }
   for (const seat of seats) seat.channel.close();
 }

@@ -41,18 +41,68 @@ function frame(bytes) {
   return out;
 }
 
+// A call's state lives on its stream (kCall), and the stream's listeners are
+// shared functions reading it through `this`: no closures per call.
+const kCall = Symbol('call');
+
+function onHeaders(headers) {
+  // a trailers-only reply has its status in its headers
+  const status = headers['grpc-status'];
+  if (status !== undefined) {
+    const call = this[kCall];
+    call.status = Number(status);
+    call.message = headers['grpc-message'];
+  }
+}
+
+function onData(chunk) {
+  const call = this[kCall];
+  if (call.body === null) call.body = chunk;
+  else call.body = Buffer.concat([call.body, chunk]);
+}
+
+function onError(error) {
+  const call = this[kCall];
+  clearTimeout(call.timer);
+  call.reject(error);
+}
+
+function onClose() {
+  const call = this[kCall];
+  clearTimeout(call.timer);
+  if (call.status !== 0) {
+    const message = call.message ? decodeURIComponent(call.message) : 'no status';
+    call.reject(new GrpcError(call.status ?? 2, message));
+    return;
+  }
+  const body = call.body;
+  if (body === null || body.length < 5) {
+    call.reject(new GrpcError(13, 'no message'));
+    return;
+  }
+  call.resolve(body.subarray(5, 5 + body.readUInt32BE(1)));
+}
+
+function onTimeout(stream) {
+  stream.close(http2.constants.NGHTTP2_CANCEL);
+  stream[kCall].reject(new GrpcError(DEADLINE_EXCEEDED, 'deadline exceeded'));
+}
+
 // One HTTP/2 connection (a channel), as one app keeps one.
 class Channel {
   constructor(address) {
     this.session = http2.connect(`http://${address}`);
     this.session.on('error', () => {});
+    // The request headers of each (path, token, timeout): the same every call
+    // (node:http2 copies them, never changes them).
+    this.headers = new Map();
   }
 
-  // One unary call: `path` is /package.Service/Method; `bytes` the encoded
-  // request; resolves with the reply's bytes.
-  call(path, bytes, token, timeoutMs) {
-    return new Promise((resolve, reject) => {
-      const headers = {
+  headersFor(path, token, timeoutMs) {
+    const key = `${path} ${token} ${timeoutMs}`;
+    let headers = this.headers.get(key);
+    if (headers === undefined) {
+      headers = {
         ':method': 'POST',
         ':path': path,
         'content-type': 'application/grpc',
@@ -60,35 +110,29 @@ class Channel {
         'grpc-timeout': `${timeoutMs}m`,
       };
       if (token) headers.authorization = `Bearer ${token}`;
-      const stream = this.session.request(headers, { endStream: false });
-      const chunks = [];
-      let status = null;
-      let message = '';
-      const settle = (h) => {
-        if (h['grpc-status'] !== undefined) {
-          status = Number(h['grpc-status']);
-          message = decodeURIComponent(h['grpc-message'] || '');
-        }
-      };
-      stream.on('response', settle); // a trailers-only reply has its status here
-      stream.on('trailers', settle);
-      stream.on('data', (chunk) => chunks.push(chunk));
-      const timer = setTimeout(() => {
-        stream.close(http2.constants.NGHTTP2_CANCEL);
-        reject(new GrpcError(DEADLINE_EXCEEDED, 'deadline exceeded'));
-      }, timeoutMs);
-      stream.on('error', (error) => {
-        clearTimeout(timer);
-        reject(error);
-      });
-      stream.on('close', () => {
-        clearTimeout(timer);
-        if (status !== 0) return reject(new GrpcError(status ?? 2, message || 'no status'));
-        const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-        resolve(body.subarray(5, 5 + body.readUInt32BE(1)));
-      });
-      stream.end(frame(bytes));
+      this.headers.set(key, headers);
+    }
+    return headers;
+  }
+
+  // One unary call: `path` is /package.Service/Method; `bytes` the encoded
+  // request; resolves with the reply's bytes.
+  call(path, bytes, token, timeoutMs) {
+    const stream = this.session.request(this.headersFor(path, token, timeoutMs), { endStream: false });
+    const call = { resolve: null, reject: null, body: null, status: null, message: '', timer: null };
+    const promise = new Promise((resolve, reject) => {
+      call.resolve = resolve;
+      call.reject = reject;
     });
+    stream[kCall] = call;
+    stream.on('response', onHeaders);
+    stream.on('trailers', onHeaders);
+    stream.on('data', onData);
+    stream.on('error', onError);
+    stream.on('close', onClose);
+    call.timer = setTimeout(onTimeout, timeoutMs, stream);
+    stream.end(frame(bytes));
+    return promise;
   }
 
   close() {
