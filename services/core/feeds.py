@@ -32,12 +32,14 @@ from typing import Any
 from google.protobuf.message import Message
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from rodada.common.v1 import match_pb2
 
 from services.core import keys, tracing
 from services.core.errors import Refused, unavailable
 from services.core.store import RecordStore, RedisClient, parse_live
+from services.core.wire import Subscriber, Wire
 
 log = logging.getLogger("rodada.feeds")
 
@@ -472,59 +474,95 @@ def decode_event(event_id: int, raw: bytes) -> match_pb2.MatchEvent:
 
 
 class Shard:
-    """One pub/sub connection and the task that reads it."""
+    """One pub/sub connection (a :class:`~services.core.wire.Subscriber`:
+    what Redis pushes, parsed by hiredis, none of redis-py's per-message
+    machinery) and the task that reads it. The channels it should hold are
+    kept here: a new connection subscribes to all of them at once."""
 
     def __init__(
         self,
-        client: RedisClient,
+        client: Redis,
         sharded: bool,
         deliver: Callable[[str, bytes], Awaitable[None]],
         repair: Callable[[Shard], Awaitable[None]],
     ) -> None:
-        self.pubsub = client.pubsub()
-        self.sharded = sharded
+        self.wire = Wire(client.connection_pool)
+        self.subscribe_command = "SSUBSCRIBE" if sharded else "SUBSCRIBE"
+        self.unsubscribe_command = "SUNSUBSCRIBE" if sharded else "UNSUBSCRIBE"
         self.deliver = deliver
         self.repair = repair
+        self.channels: set[str] = set()
         self.task: asyncio.Task[None] | None = None
+        self._connection: Subscriber | None = None
+        self._connecting: asyncio.Future[Subscriber] | None = None
         self._confirm: dict[str, asyncio.Future[None]] = {}
-        self._lock = asyncio.Lock()
 
     async def subscribe(self, channel: str) -> None:
         confirmed = asyncio.get_running_loop().create_future()
         self._confirm[channel] = confirmed
-        async with self._lock:
-            if self.sharded:
-                await self.pubsub.ssubscribe(channel)
-            else:
-                await self.pubsub.subscribe(channel)
-        if self.task is None or self.task.done():
-            # The listener serves every feed after this one: none of their traces.
-            self.task = asyncio.create_task(self._read(), context=tracing.background())
+        self.channels.add(channel)
         try:
+            connection = self._connection
+            if connection is None or connection.closed:
+                await self._connected()  # a new connection subscribes to every channel
+            else:
+                connection.push(self.subscribe_command, channel)
+            if self.task is None or self.task.done():
+                # The listener serves every feed after this one: none of their traces.
+                self.task = asyncio.create_task(self._read(), context=tracing.background())
             await asyncio.wait_for(asyncio.shield(confirmed), SUBSCRIBE_TIMEOUT_SECONDS)
+        except BaseException:
+            self.channels.discard(channel)
+            connection = self._connection
+            if connection is not None and not connection.closed:  # in case it comes after all
+                connection.push(self.unsubscribe_command, channel)
+            raise
         finally:
             self._confirm.pop(channel, None)
 
     def unsubscribe_soon(self, channel: str, wanted_again: Callable[[], bool]) -> None:
-        asyncio.get_running_loop().create_task(self._unsubscribe(channel, wanted_again))
+        def unsubscribe() -> None:
+            if wanted_again():  # a new listener came meanwhile: keep it
+                return
+            self.channels.discard(channel)
+            connection = self._connection
+            if connection is not None and not connection.closed:
+                connection.push(self.unsubscribe_command, channel)
 
-    async def _unsubscribe(self, channel: str, wanted_again: Callable[[], bool]) -> None:
-        with contextlib.suppress(Exception):  # a closed connection has no subscriptions left anyway
-            async with self._lock:
-                if wanted_again():  # a new listener came meanwhile: keep it
-                    return
-                if self.sharded:
-                    await self.pubsub.sunsubscribe(channel)
-                else:
-                    await self.pubsub.unsubscribe(channel)
+        asyncio.get_running_loop().call_soon(unsubscribe)
+
+    async def _connected(self) -> Subscriber:
+        """The connection, opened (and subscribed to every channel) if there
+        is none; the callers of one moment share one attempt."""
+        connection = self._connection
+        if connection is not None and not connection.closed:
+            return connection
+        if self._connecting is None:
+            self._connecting = asyncio.ensure_future(self._open())
+        connecting = self._connecting
+        try:
+            return await asyncio.shield(connecting)
+        finally:
+            if connecting.done() and self._connecting is connecting:
+                self._connecting = None
+
+    async def _open(self) -> Subscriber:
+        connection = await self.wire.subscriber()
+        if self.channels:
+            connection.push(self.subscribe_command, *sorted(self.channels))
+        self._connection = connection
+        return connection
 
     async def _read(self) -> None:
         loop = asyncio.get_running_loop()
         heard = loop.time()
         pinged: float | None = None
         while True:
+            connection = self._connection
             try:
-                message = await self.pubsub.get_message(timeout=POLL_SECONDS)
+                if connection is None:
+                    raise RedisConnectionError("not connected")
+                message = await connection.get(POLL_SECONDS)
             except asyncio.CancelledError:
                 raise
             except Exception as error:
@@ -537,35 +575,45 @@ class Shard:
             if message is None:
                 if pinged is not None and now - pinged > HEALTH_SECONDS:
                     log.warning("feed connection silent; reconnecting")
-                    with contextlib.suppress(Exception):
-                        if self.pubsub.connection is not None:
-                            await self.pubsub.connection.disconnect()
+                    connection.close()
                     await self._reconnected()
                     heard, pinged = loop.time(), None
                 elif pinged is None and now - heard > HEALTH_SECONDS:
-                    with contextlib.suppress(Exception):
-                        async with self._lock:
-                            await self.pubsub.ping()
+                    with contextlib.suppress(RedisError):  # lost: the next get says so
+                        connection.push("PING")
                     pinged = now
                 continue
             heard, pinged = now, None
-            kind = _text(message["type"])
-            if kind in ("message", "smessage"):
-                try:
-                    await self.deliver(_text(message["channel"]), message["data"])
-                except Exception:
-                    log.exception("delivering a live message failed")
-            elif kind in ("subscribe", "ssubscribe"):
-                confirmed = self._confirm.get(_text(message["channel"]))
-                if confirmed is not None and not confirmed.done():
-                    confirmed.set_result(None)
+            await self._handle(message)
+
+    async def _handle(self, message: list[Any]) -> None:
+        kind = message[0]
+        if kind in (b"message", b"smessage"):
+            try:
+                await self.deliver(_text(message[1]), message[2])
+            except Exception:
+                log.exception("delivering a live message failed")
+        elif kind in (b"subscribe", b"ssubscribe"):
+            confirmed = self._confirm.get(_text(message[1]))
+            if confirmed is not None and not confirmed.done():
+                confirmed.set_result(None)
 
     async def _reconnected(self) -> None:
-        """Re-subscribe (redis-py does it on the next command) and fill gaps."""
+        """A new connection, subscribed to every channel; once Redis has taken
+        the subscriptions (a PING sent after them is answered), the gaps
+        filled from the history: whatever is written after that comes live,
+        and what came before it is in the history. If Redis is still away,
+        the next read says so and this comes again."""
         try:
-            async with self._lock:
-                await self.pubsub.ping()
+            connection = await self._connected()
+            connection.push("PING")
+            async with asyncio.timeout(HEALTH_SECONDS):
+                while (message := await connection.get(HEALTH_SECONDS)) is None or message[0] != b"pong":
+                    if message is not None:
+                        await self._handle(message)
         except Exception:
+            if self._connection is not None:
+                self._connection.close()  # read again, it tells the loss
             return
         await self.repair(self)
 
@@ -574,8 +622,8 @@ class Shard:
             self.task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self.task
-        with contextlib.suppress(Exception):
-            await self.pubsub.aclose()  # type: ignore[no-untyped-call]
+        if self._connection is not None:
+            self._connection.close()
 
 
 def _text(value: bytes | str) -> str:

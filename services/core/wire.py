@@ -28,8 +28,8 @@ import asyncio
 import socket
 import ssl
 from collections import deque
-from collections.abc import Sequence
-from typing import Any, cast
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar, cast
 
 import hiredis
 from redis._parsers.base import BaseParser
@@ -41,6 +41,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 Command = Sequence[bytes | str | int | float]
+_Open = TypeVar("_Open", bound="_Connection")
 
 
 class _Connection(asyncio.Protocol):
@@ -115,6 +116,91 @@ class _Connection(asyncio.Protocol):
             self.transport.abort()
 
 
+_PUSHES = frozenset(
+    {b"message", b"smessage", b"subscribe", b"ssubscribe", b"unsubscribe", b"sunsubscribe", b"pong"}
+)
+# Pushes read but not yet taken: past this many the socket stops being read,
+# so that a reader fallen behind leaves the backlog in Redis, whose output
+# buffer limit for pub/sub clients then closes the connection (and the feeds
+# repair from the history), as it did under redis-py.
+_INBOX_HIGH, _INBOX_LOW = 1024, 256
+
+
+class Subscriber(_Connection):
+    """A pub/sub connection: what Redis pushes (messages, subscription
+    confirmations, pongs, each as the list RESP2 sends) kept in order for
+    one reader, which takes them with :meth:`get`; commands are written with
+    :meth:`push` and answered by pushes. Bytes, never decoded (payloads are
+    protobuf)."""
+
+    def __init__(self, address: str) -> None:
+        super().__init__(address, None)
+        self.inbox: deque[list[Any]] = deque()
+        self._woken: asyncio.Future[None] | None = None
+        self._paused = False
+        self._error: Exception | None = None
+
+    def push(self, *command: bytes | str | int) -> None:
+        if self.closed or self.transport is None:
+            raise RedisConnectionError(f"connection to Redis at {self.address} lost")
+        self.transport.write(_pack([command]))
+
+    async def get(self, timeout: float) -> list[Any] | None:
+        """The next push, None after ``timeout`` seconds without one; raises
+        once the connection is lost and nothing read is left."""
+        if not self.inbox:
+            if self.closed:
+                raise self._error or RedisConnectionError(f"connection to Redis at {self.address} lost")
+            self._woken = asyncio.get_running_loop().create_future()
+            try:
+                async with asyncio.timeout(timeout):
+                    await self._woken
+            except TimeoutError:
+                return None
+            finally:
+                self._woken = None
+            if not self.inbox:
+                return await self.get(0)  # woken by the loss: raise it
+        reply = self.inbox.popleft()
+        if self._paused and len(self.inbox) <= _INBOX_LOW and self.transport is not None:
+            self._paused = False
+            self.transport.resume_reading()
+        return reply
+
+    def data_received(self, data: bytes) -> None:
+        self.reader.feed(data)
+        try:
+            while (reply := self.reader.gets()) is not False:
+                if isinstance(reply, list) and reply and reply[0] in _PUSHES:
+                    self.inbox.append(reply)
+                elif self.waiting:  # the sign-in's AUTH and SELECT
+                    future, _ = self.waiting.popleft()
+                    if not future.done():
+                        future.set_result(_error(reply) if isinstance(reply, hiredis.ReplyError) else reply)
+                elif reply == b"PONG":  # a PING while subscribed to nothing
+                    self.inbox.append([b"pong", b""])
+                else:  # a refused SUBSCRIBE (a moved slot, an ACL): start over
+                    self._fail(RedisConnectionError(f"Redis at {self.address} answered {reply!r}"))
+                    return
+        except hiredis.ProtocolError:
+            self._fail(RedisConnectionError(f"unexpected reply from Redis at {self.address}"))
+            return
+        if len(self.inbox) >= _INBOX_HIGH and not self._paused and self.transport is not None:
+            self._paused = True
+            self.transport.pause_reading()
+        self._wake()
+
+    def _fail(self, error: Exception) -> None:
+        if not self.closed:
+            self._error = error
+        super()._fail(error)
+        self._wake()
+
+    def _wake(self) -> None:
+        if self._woken is not None and not self._woken.done():
+            self._woken.set_result(None)
+
+
 def _pack(commands: Sequence[Command]) -> bytes:
     # hiredis's stubs take a 1-tuple; it packs any number of arguments.
     return b"".join(hiredis.pack_command(tuple(command)) for command in commands)  # type: ignore[arg-type]
@@ -185,11 +271,19 @@ class Wire:
                 self._connecting = None
 
     async def _connect(self) -> _Connection:
+        connection = await self.open(lambda: _Connection(self.address, self._encoding))
+        self._connection = connection
+        return connection
+
+    async def subscriber(self) -> Subscriber:
+        """A new connection of its own for pub/sub (its pushes are read with
+        :meth:`Subscriber.get`), signed in as the commands' is."""
+        return await self.open(lambda: Subscriber(self.address))
+
+    async def open(self, protocol: Callable[[], _Open]) -> _Open:
+        """A new connection speaking ``protocol``, signed in (AUTH) and on the
+        client's database (SELECT)."""
         loop = asyncio.get_running_loop()
-
-        def protocol() -> _Connection:
-            return _Connection(self.address, self._encoding)
-
         opening = (
             loop.create_unix_connection(protocol, self._path)
             if self._path
@@ -219,7 +313,6 @@ class Wire:
             if isinstance(reply, Exception):  # WRONGPASS parses as AuthenticationError already
                 connection.close()
                 raise refused(f"{command[0]!s} refused by Redis at {self.address}: {reply}")
-        self._connection = connection
         return connection
 
 

@@ -2,7 +2,9 @@
 scripts) on a real Redis: callers get their own replies in order, an error
 reply fails only its caller, a Redis that stops answering times out and one
 that restarts is reconnected to, credentials and the database are the URL's,
-and all of it on uvloop too (the services' loop)."""
+and all of it on uvloop too (the services' loop). And its pub/sub
+connection (the feeds'): pushes in order, a backlog left in Redis, a loss
+told after what was read."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from pathlib import Path
 import pytest
 import uvloop
 from redis.exceptions import AuthenticationError, NoScriptError, ResponseError
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from services.core.store import connect
@@ -145,3 +148,55 @@ def test_on_uvloop_too(redis_server: RedisServer) -> None:
             await client.aclose()
 
     assert sorted(uvloop.run(round_trips())) == [[1], [2], [3], [4], [5]]
+
+
+async def test_a_subscriber_gets_every_push_in_order_and_holds_a_backlog_in_redis(
+    redis_server: RedisServer,
+) -> None:
+    """Confirmations, messages and pongs come as RESP2 sends them, in order;
+    unread, the socket stops being read past the inbox's high mark (the rest
+    waits in Redis) and every message still comes, in order, once read."""
+    client = connect(redis_server.url, timeout=2.0)
+    subscriber = await wire_of(client).subscriber()
+    try:
+        channel = f"c:{secrets.token_hex(4)}".encode()
+        assert await subscriber.get(0.05) is None  # nothing yet
+        subscriber.push("PING")  # subscribed to nothing: a plain +PONG, given as a push
+        assert await subscriber.get(2.0) == [b"pong", b""]
+        subscriber.push("SUBSCRIBE", channel)
+        assert await subscriber.get(2.0) == [b"subscribe", channel, 1]
+        count = 3_000
+        publish = (
+            "for i = tonumber(ARGV[1]), tonumber(ARGV[2]) do redis.call('PUBLISH', KEYS[1], ARGV[3] .. i) end"
+        )
+        pad = "x" * 200  # 600 KB in all: more than one read of the socket
+        for start in range(0, count, 500):
+            await client.eval(publish, 1, channel, start, start + 499, pad)
+        await asyncio.sleep(0.2)  # the connection read what it would
+        assert len(subscriber.inbox) < count  # held back: Redis keeps the rest
+        got = [await subscriber.get(2.0) for _ in range(count)]
+        assert got == [[b"message", channel, f"{pad}{i}".encode()] for i in range(count)]
+        subscriber.push("PING")
+        assert await subscriber.get(2.0) == [b"pong", b""]
+    finally:
+        subscriber.close()
+        await client.aclose()
+
+
+async def test_a_subscriber_whose_redis_goes_away_says_so_after_what_it_read(tmp_path: Path) -> None:
+    server = RedisServer(tmp_path).start()
+    client = connect(server.url, timeout=2.0)
+    try:
+        subscriber = await wire_of(client).subscriber()
+        subscriber.push("SUBSCRIBE", "c")
+        assert await subscriber.get(2.0) == [b"subscribe", b"c", 1]
+        await client.publish("c", "last")
+        server.stop()
+        assert await subscriber.get(2.0) == [b"message", b"c", b"last"]  # read before the loss
+        with pytest.raises(RedisConnectionError):
+            await subscriber.get(2.0)
+        with pytest.raises(RedisConnectionError):
+            subscriber.push("PING")
+    finally:
+        await client.aclose()
+        server.stop()
