@@ -118,7 +118,11 @@ async def test_idle_feeds_outlive_every_timeout_and_carry_the_inactivity_notice(
         # ana's feed closed above: her last one at the table, so the table was told.
         assert (match_pb2.NOTICE_KIND_DISCONNECTED, 0) in told
         assert any(i.HasField("snapshot") and i.snapshot.version == snap["version"] + 1 for i in grpc_items)
-        await asyncio.sleep(0.5)  # bia's last feed (the gRPC one) is gone too
+        # bia's last feed (the gRPC one) is gone too: the table is told (a
+        # spectator's feed from before the notice shows when).
+        async with eve.feed(first, table_id, after_event_id=resume_from) as watching:
+            await watching.until(lambda item: (notice(item) or {}).get("seat") == 1, timeout=30)
+            assert notice(watching.items[-1])["kind"] == "NOTICE_KIND_DISCONNECTED"  # type: ignore[index]
         # A feed resumed from before the notice receives it, and the table
         # hears bia came back.
         async with bia.feed(first, table_id, after_event_id=resume_from) as resumed:
