@@ -15,7 +15,6 @@ games and the platform send.
 
 from __future__ import annotations
 
-import base64
 import math
 from collections.abc import Callable
 from functools import lru_cache
@@ -23,8 +22,9 @@ from typing import Any
 
 from google.protobuf import any_pb2, descriptor_pool, message_factory
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
-from google.protobuf.internal import type_checkers
 from google.protobuf.message import Message
+
+from services.core import json_forms
 
 Convert = Callable[[Any], Any]
 
@@ -139,29 +139,6 @@ def _expression(field: FieldDescriptor, read: str) -> str:
     return read
 
 
-def _key(key: Any) -> str:
-    if isinstance(key, bool):
-        return "true" if key else "false"
-    return str(key)
-
-
-def _bytes(value: bytes) -> str:
-    return base64.b64encode(value).decode("utf-8")
-
-
-def _double(value: float) -> float | str:
-    if math.isinf(value):
-        return "-Infinity" if value < 0 else "Infinity"
-    if math.isnan(value):
-        return "NaN"
-    return value
-
-
-def _float(value: float) -> float | str:
-    special = _double(value)
-    return special if isinstance(special, str) else type_checkers.ToShortestFloat(value)
-
-
 # -- well-known types ----------------------------------------------------------------
 
 
@@ -227,4 +204,6 @@ _WELL_KNOWN: dict[str, Convert] = {
     "google.protobuf.FieldMask": _to_json_string,
 }
 
-_namespace.update(_key=_key, _bytes=_bytes, _double=_double, _float=_float)
+_namespace.update(
+    _key=json_forms.map_key, _bytes=json_forms.bytes_text, _double=json_forms.double, _float=json_forms.single
+)

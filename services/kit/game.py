@@ -24,10 +24,11 @@ from types import ModuleType
 from typing import Any
 
 from google.protobuf import descriptor_pb2, json_format, struct_pb2
-from google.protobuf.descriptor import FileDescriptor
+from google.protobuf.descriptor import FieldDescriptor, FileDescriptor
 from google.protobuf.message import Message
 from rodada.common.v1 import match_pb2
 
+from services.core import json_forms
 from services.kit.engine import JSON, Context, Departure, Event, InvalidAction, Outcome, Rng, State
 
 # RULES.md: a seat to act may be claimed against or removed after 120 s.
@@ -300,8 +301,81 @@ def _strict(message: Message, data: Any, code: str) -> None:
 
 def to_json(message: Message) -> JSON:
     """A message as the JSON the games store (field names as in the .proto;
-    fields left at their default are absent)."""
-    return json_format.MessageToDict(message, preserving_proto_field_name=True)
+    fields left at their default are absent): exactly
+    ``json_format.MessageToDict(message, preserving_proto_field_name=True)``,
+    read straight from the fields set, each field's printing decided once
+    (a finished match's trophies read its whole history through this, and
+    json_format decides it again for every value).
+    tests/unit/test_protojson.py holds it to json_format."""
+    if message.DESCRIPTOR.file.name.startswith("google/protobuf/"):  # their own JSON forms
+        printed: JSON = json_format.MessageToDict(message, preserving_proto_field_name=True)
+        return printed
+    result = {}
+    for member, value in message.ListFields():
+        name, convert = _PRINTERS.get(member) or _printer(member)
+        result[name] = value if convert is None else convert(value)
+    return result
+
+
+Convert = Callable[[Any], Any]
+_PRINTERS: dict[FieldDescriptor, tuple[str, Convert | None]] = {}
+
+
+def _printer(member: FieldDescriptor) -> tuple[str, Convert | None]:
+    """A field's JSON name and how its value prints (None: as it is)."""
+    name = f"[{member.full_name}]" if member.is_extension else member.name
+    convert: Convert | None
+    entry = member.message_type
+    if entry is not None and entry.GetOptions().map_entry:
+        each = _value_printer(entry.fields_by_name["value"]) or _same
+
+        def convert(value: Any) -> Any:
+            return {json_forms.map_key(key): each(item) for key, item in value.items()}
+
+    elif member.is_repeated:
+        item_printer = _value_printer(member)
+        if item_printer is None:
+            convert = list
+        else:
+            each = item_printer
+
+            def convert(value: Any) -> Any:
+                return [each(item) for item in value]
+
+    else:
+        convert = _value_printer(member)
+    _PRINTERS[member] = (name, convert)
+    return name, convert
+
+
+def _value_printer(member: FieldDescriptor) -> Convert | None:
+    """How one value of ``member`` prints (None: as it is)."""
+    kind = member.cpp_type
+    if kind == FieldDescriptor.CPPTYPE_MESSAGE:
+        return to_json
+    if kind == FieldDescriptor.CPPTYPE_ENUM:
+        assert member.enum_type is not None
+        if member.enum_type.full_name == "google.protobuf.NullValue":
+            return _none
+        names = {number: value.name for number, value in member.enum_type.values_by_number.items()}
+        return lambda number: names.get(number, number)  # an open enum's unknown number stays one
+    if member.type == FieldDescriptor.TYPE_BYTES:
+        return json_forms.bytes_text
+    if kind in (FieldDescriptor.CPPTYPE_INT64, FieldDescriptor.CPPTYPE_UINT64):
+        return str
+    if kind == FieldDescriptor.CPPTYPE_DOUBLE:
+        return json_forms.double
+    if kind == FieldDescriptor.CPPTYPE_FLOAT:
+        return json_forms.single
+    return None
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _none(value: Any) -> None:
+    return None
 
 
 def _struct(data: Mapping[str, Any]) -> struct_pb2.Struct:

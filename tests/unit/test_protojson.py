@@ -1,5 +1,6 @@
 """gateway/protojson.py prints exactly what json_format prints (with the
-options the gateway uses): on every snapshot view and event of random
+options the gateway uses), and so does the games' ``to_json`` (with the
+options it names): on every snapshot view and event of random
 playouts of every game, on each game's GameInfo, on the platform's messages,
 and on a message made here with every kind of field our protos do not use
 yet (maps, 64-bit integers, bytes, floats at their limits)."""
@@ -29,7 +30,7 @@ from rodada.platform.v1 import platform_pb2
 from gateway.protojson import message_json
 from services.kit import play
 from services.kit.engine import Context, RulesError
-from services.kit.game import Game, discover
+from services.kit.game import Game, discover, to_json
 from services.kit.matches import encode, packed, result_message
 from services.kit.rng import MatchRng, cpu_seed
 from tests.conftest import TEST_PACKAGES
@@ -43,8 +44,14 @@ def reference(message: Message) -> dict[str, Any]:
     )
 
 
+def stored(message: Message) -> dict[str, Any]:
+    """What the games store (to_json): the fields left at their default absent."""
+    return json_format.MessageToDict(message, preserving_proto_field_name=True)
+
+
 def same(message: Message) -> None:
     assert message_json(message) == reference(message), message
+    assert to_json(message) == stored(message), message
 
 
 @pytest.mark.parametrize("name", sorted(GAMES))
@@ -173,8 +180,11 @@ def test_every_kind_of_field(limit: float) -> None:
     message.by_text["a"] = 2**50
     message.by_flag[True] = 1
     message.by_flag[False] = -1
-    printed, expected = message_json(message), reference(message)
-    if math.isnan(limit):
-        assert printed.pop("single") == expected.pop("single") == "NaN"
-        assert printed.pop("double") == expected.pop("double") == "NaN"
-    assert printed == expected
+    for printed, expected in (
+        (message_json(message), reference(message)),
+        (to_json(message), stored(message)),
+    ):
+        if math.isnan(limit):
+            assert printed.pop("single", None) == expected.pop("single", None) == "NaN"
+            assert printed.pop("double", None) == expected.pop("double", None) == "NaN"
+        assert printed == expected
