@@ -39,7 +39,7 @@ from rodada.common.v1 import match_pb2
 from services.core import keys, tracing
 from services.core.errors import Refused, unavailable
 from services.core.store import RecordStore, RedisClient, parse_live
-from services.core.wire import Subscriber, Wire
+from services.core.wire import Link, Subscriber, Wire
 
 log = logging.getLogger("rodada.feeds")
 
@@ -493,8 +493,7 @@ class Shard:
         self.repair = repair
         self.channels: set[str] = set()
         self.task: asyncio.Task[None] | None = None
-        self._connection: Subscriber | None = None
-        self._connecting: asyncio.Future[Subscriber] | None = None
+        self._link = Link(self._open)  # a new connection subscribes to every channel
         self._confirm: dict[str, asyncio.Future[None]] = {}
 
     async def subscribe(self, channel: str) -> None:
@@ -502,9 +501,9 @@ class Shard:
         self._confirm[channel] = confirmed
         self.channels.add(channel)
         try:
-            connection = self._connection
+            connection = self._link.current
             if connection is None or connection.closed:
-                await self._connected()  # a new connection subscribes to every channel
+                await self._link.get()
             else:
                 connection.push(self.subscribe_command, channel)
             if self.task is None or self.task.done():
@@ -513,7 +512,7 @@ class Shard:
             await asyncio.wait_for(asyncio.shield(confirmed), SUBSCRIBE_TIMEOUT_SECONDS)
         except BaseException:
             self.channels.discard(channel)
-            connection = self._connection
+            connection = self._link.current
             if connection is not None and not connection.closed:  # in case it comes after all
                 connection.push(self.unsubscribe_command, channel)
             raise
@@ -525,32 +524,16 @@ class Shard:
             if wanted_again():  # a new listener came meanwhile: keep it
                 return
             self.channels.discard(channel)
-            connection = self._connection
+            connection = self._link.current
             if connection is not None and not connection.closed:
                 connection.push(self.unsubscribe_command, channel)
 
         asyncio.get_running_loop().call_soon(unsubscribe)
 
-    async def _connected(self) -> Subscriber:
-        """The connection, opened (and subscribed to every channel) if there
-        is none; the callers of one moment share one attempt."""
-        connection = self._connection
-        if connection is not None and not connection.closed:
-            return connection
-        if self._connecting is None:
-            self._connecting = asyncio.ensure_future(self._open())
-        connecting = self._connecting
-        try:
-            return await asyncio.shield(connecting)
-        finally:
-            if connecting.done() and self._connecting is connecting:
-                self._connecting = None
-
     async def _open(self) -> Subscriber:
         connection = await self.wire.subscriber()
         if self.channels:
             connection.push(self.subscribe_command, *sorted(self.channels))
-        self._connection = connection
         return connection
 
     async def _read(self) -> None:
@@ -558,7 +541,7 @@ class Shard:
         heard = loop.time()
         pinged: float | None = None
         while True:
-            connection = self._connection
+            connection = self._link.current
             try:
                 if connection is None:
                     raise RedisConnectionError("not connected")
@@ -605,15 +588,15 @@ class Shard:
         and what came before it is in the history. If Redis is still away,
         the next read says so and this comes again."""
         try:
-            connection = await self._connected()
+            connection = await self._link.get()
             connection.push("PING")
             async with asyncio.timeout(HEALTH_SECONDS):
                 while (message := await connection.get(HEALTH_SECONDS)) is None or message[0] != b"pong":
                     if message is not None:
                         await self._handle(message)
         except Exception:
-            if self._connection is not None:
-                self._connection.close()  # read again, it tells the loss
+            if self._link.current is not None:
+                self._link.current.close()  # read again, it tells the loss
             return
         await self.repair(self)
 
@@ -622,8 +605,7 @@ class Shard:
             self.task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self.task
-        if self._connection is not None:
-            self._connection.close()
+        self._link.close()
 
 
 def _text(value: bytes | str) -> str:

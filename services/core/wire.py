@@ -33,8 +33,8 @@ import asyncio
 import socket
 import ssl
 from collections import deque
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar, cast
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Generic, TypeVar, cast
 
 import hiredis
 from redis._parsers.base import BaseParser
@@ -216,6 +216,38 @@ def _error(reply: hiredis.ReplyError) -> ResponseError:
     return BaseParser.parse_error(str(reply))  # type: ignore[no-any-return,no-untyped-call]
 
 
+class Link(Generic[_Open]):
+    """One connection kept open: the current one while it lasts, else a new
+    one (``open_new``), the callers of one moment sharing one attempt."""
+
+    def __init__(self, open_new: Callable[[], Awaitable[_Open]]) -> None:
+        self.current: _Open | None = None
+        self._open_new = open_new
+        self._opening: asyncio.Future[_Open] | None = None
+
+    async def get(self) -> _Open:
+        current = self.current
+        if current is not None and not current.closed:
+            return current
+        if self._opening is None:
+            self._opening = asyncio.ensure_future(self._open())
+        opening = self._opening
+        try:
+            return await asyncio.shield(opening)
+        finally:
+            if opening.done() and self._opening is opening:
+                self._opening = None
+
+    async def _open(self) -> _Open:
+        self.current = await self._open_new()
+        return self.current
+
+    def close(self) -> None:
+        current, self.current = self.current, None
+        if current is not None:
+            current.close()
+
+
 class Wire:
     """Commands to one Redis node over one connection, opened when first
     needed and again after it is lost. Built from a redis-py pool's own
@@ -239,8 +271,7 @@ class Wire:
             if options.get("ssl_cert_reqs") in ("none", ssl.CERT_NONE):
                 self._ssl.check_hostname = False
                 self._ssl.verify_mode = ssl.CERT_NONE
-        self._connection: _Connection | None = None
-        self._connecting: asyncio.Future[_Connection] | None = None
+        self._link = Link(lambda: self.open(lambda: _Connection(self.address, self._encoding)))
 
     @property
     def address(self) -> str:
@@ -252,33 +283,13 @@ class Wire:
         data = _pack(commands)
 
         async def attempt() -> list[Any]:
-            connection = await self._connected()
+            connection = await self._link.get()
             return [await future for future in connection.send(data, len(commands), self._timeout)]
 
         return await self._retry.call_with_retry(attempt, _pass)
 
     async def aclose(self) -> None:
-        connection, self._connection = self._connection, None
-        if connection is not None:
-            connection.close()
-
-    async def _connected(self) -> _Connection:
-        connection = self._connection
-        if connection is not None and not connection.closed:
-            return connection
-        if self._connecting is None:  # the callers of one moment share one attempt
-            self._connecting = asyncio.ensure_future(self._connect())
-        connecting = self._connecting
-        try:
-            return await asyncio.shield(connecting)
-        finally:
-            if connecting.done() and self._connecting is connecting:
-                self._connecting = None
-
-    async def _connect(self) -> _Connection:
-        connection = await self.open(lambda: _Connection(self.address, self._encoding))
-        self._connection = connection
-        return connection
+        self._link.close()
 
     async def subscriber(self) -> Subscriber:
         """A new connection of its own for pub/sub (its pushes are read with
