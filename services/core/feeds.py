@@ -440,17 +440,22 @@ class FeedHub:
                 except RedisError:
                     entry.repair = True  # next message or reconnect tries again
                     continue
-                await self._refresh(entry)
+                await self._refresh(match_id, entry)
 
-    async def _refresh(self, entry: _Match) -> None:
+    async def _refresh(self, match_id: str, entry: _Match) -> None:
         """Each listener the current snapshot of its audience: one read per
-        audience, not per listener (a listener drops what it has already)."""
+        audience, not per listener (a listener drops what it has already).
+        The events a snapshot counts go first, from the history: a write
+        made since the repair read it may still be on its way live, behind
+        this, and a feed never shows a state before the events that made it."""
         by_seat: dict[int | None, list[Listener]] = {}
         for listener in entry.listeners:
             by_seat.setdefault(listener.seat, []).append(listener)
         for listeners in by_seat.values():
             try:
                 snapshot = await listeners[0].current()
+                if isinstance(snapshot, match_pb2.Snapshot) and snapshot.last_event_id > (entry.last_id or 0):
+                    await self._fill(match_id, entry, snapshot.last_event_id)
             except Exception as error:  # the next write brings one anyway
                 log.warning("refreshing a feed's snapshot failed (%s)", error)
                 continue
