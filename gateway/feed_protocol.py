@@ -19,6 +19,12 @@ And one part of its time: a feed's text message (the fan-out of one event to
 thousands of feeds) is framed here and written straight to the transport
 (:meth:`FeedProtocol.write_text`), without uvicorn's ``send`` (an ASGI
 message dict, a coroutine, wsproto's general frame encoder) per socket.
+The frames written to one socket in one turn of the event loop (a move's
+events and its snapshot, from one live message) go out in one write: a
+system call per socket and turn, not per frame. Held only until
+``CORK_SOCKETS`` sockets have some: a fan-out to thousands gives each its
+event in its first pass and its snapshot in the second, and must not hold
+the first pass back for the second (the clients read while it writes).
 """
 
 from __future__ import annotations
@@ -137,12 +143,39 @@ def text_frame(text: str) -> bytes:
 
 _last: tuple[str | None, bytes] = (None, b"")
 
+CORK_SOCKETS = 64
+
+
+class _Cork:
+    """The sockets written to in this turn of the loop, each to send what it
+    was given in one write, at the turn's end or once there are
+    ``CORK_SOCKETS`` of them."""
+
+    __slots__ = ("loop", "protocols")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.protocols: list[FeedProtocol] = []
+        loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        global _cork
+        if _cork is self:
+            _cork = None
+        protocols, self.protocols = self.protocols, []
+        for protocol in protocols:
+            protocol.uncork()
+
+
+_cork: _Cork | None = None
+
 
 class FeedProtocol(WSProtocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.queue = Inbox()  # type: ignore[assignment]
         self.writable = Gate()  # type: ignore[assignment]
+        self.corked: list[bytes] | None = None  # frames to write with the cork's flush
 
     @staticmethod
     def of(send: Any) -> FeedProtocol | None:
@@ -152,8 +185,9 @@ class FeedProtocol(WSProtocol):
         return protocol if isinstance(protocol, FeedProtocol) else None
 
     def write_text(self, text: str) -> bool:
-        """Write a text message now, if the socket is open and writable;
-        False otherwise (closing, closed, paused by back-pressure): the caller
+        """Write a text message (at the end of this turn of the loop, with
+        the others written to this socket in it), if the socket is open and
+        writable; False otherwise (closing, closed, paused by back-pressure): the caller
         then goes through ``send``, which waits, drops or raises as uvicorn
         does. wsproto keeps no state for a whole unfragmented message it
         sends, so bypassing it here leaves it consistent."""
@@ -167,10 +201,26 @@ class FeedProtocol(WSProtocol):
             or self.transport.is_closing()
         ):
             return False
-        self.transport.write(text_frame(text))
+        if self.corked is not None:
+            self.corked.append(text_frame(text))
+            return True
+        global _cork
+        cork = _cork
+        if cork is None or cork.loop is not self.loop:  # another loop's (a test's) is long gone
+            cork = _cork = _Cork(self.loop)
+        self.corked = [text_frame(text)]
+        cork.protocols.append(self)
+        if len(cork.protocols) >= CORK_SOCKETS:
+            cork.flush()
         return True
 
+    def uncork(self) -> None:
+        frames, self.corked = self.corked, None
+        if frames and not self.transport.is_closing():
+            self.transport.write(frames[0] if len(frames) == 1 else b"".join(frames))
+
     async def send(self, message: ASGISendEvent) -> None:
+        self.uncork()  # whatever goes through uvicorn goes after what was written here
         await super().send(message)
         if message["type"] == "websocket.accept" and self.conn.connection is not None:
             self.conn.handshake = _ANSWERED  # type: ignore[assignment]

@@ -133,3 +133,76 @@ def test_per_feed_objects_have_slots() -> None:
         assert not hasattr(kind.__new__(kind), "__dict__"), kind
     assert not hasattr(Viewer(None), "__dict__")
     assert not hasattr(_Open("u", "t", False), "__dict__")
+
+
+class _Recorder:
+    """The socket's transport, its writes noted on their way through."""
+
+    def __init__(self, transport: Any) -> None:
+        self.transport = transport
+        self.writes: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.writes.append(bytes(data))
+        self.transport.write(data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.transport, name)
+
+
+async def test_the_frames_of_one_turn_go_out_in_one_write_before_what_uvicorn_sends_next() -> None:
+    """A real uvicorn server on loopback, its feeds' protocol ours, and a
+    WebSocket client reading what arrives."""
+    import uvicorn
+    from wsproto import ConnectionType, WSConnection
+    from wsproto.events import AcceptConnection, Request, TextMessage
+
+    from tools.redis_server import free_port
+
+    writes: list[list[bytes]] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "websocket":
+            return
+        await receive()  # the connect
+        await send({"type": "websocket.accept"})
+        protocol = FeedProtocol.of(send)
+        assert protocol is not None
+        recorder = _Recorder(protocol.transport)
+        protocol.transport = recorder
+        assert all(protocol.write_text(f"one turn {n}") for n in range(3))
+        assert recorder.writes == []  # not yet: at the end of the turn
+        await asyncio.sleep(0)
+        writes.append(recorder.writes[:])
+        assert protocol.write_text("corked")
+        await send({"type": "websocket.send", "text": "through uvicorn"})  # after "corked", not before
+        writes.append(recorder.writes[len(writes[0]) :])
+        await receive()  # until the client goes
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, ws=FeedProtocol, log_level="error"))
+    serving = asyncio.create_task(server.serve())
+    try:
+        while not server.started:
+            await asyncio.sleep(0.01)
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        client = WSConnection(ConnectionType.CLIENT)
+        writer.write(client.send(Request(host=f"127.0.0.1:{port}", target="/feed")))
+        texts: list[str] = []
+        accepted = False
+        while len(texts) < 5:
+            client.receive_data(await asyncio.wait_for(reader.read(65536), 5))
+            for got in client.events():
+                if isinstance(got, AcceptConnection):
+                    accepted = True
+                elif isinstance(got, TextMessage):
+                    texts.append(got.data)
+        assert accepted
+        assert texts == ["one turn 0", "one turn 1", "one turn 2", "corked", "through uvicorn"]
+        first, second = writes
+        assert first == [b"".join(text_frame(f"one turn {n}") for n in range(3))]
+        assert second[0] == text_frame("corked") and len(second) == 2  # then uvicorn's frame
+        writer.close()
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(serving, 10)
