@@ -48,6 +48,12 @@ class JsonFormatter(logging.Formatter):
 
 def configure(service: str) -> None:
     """JSON lines on stderr for the whole process, uvicorn's loggers included."""
+    # A record's caller (a walk up the stack), thread, process and task are
+    # not in our lines: not worked out for each of them either (the
+    # logging module's documented switches; the gateway logs every request).
+    logging._srcfile = None
+    logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
+    logging.logAsyncioTasks = False  # type: ignore[attr-defined]  # Python 3.12's
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter())
     root = logging.getLogger()
