@@ -123,12 +123,13 @@ class Gate:
 def text_frame(text: str) -> bytes:
     """A server's WebSocket frame of one whole text message: unmasked (RFC
     6455 5.1: a server never masks), no extension, the length in 7 bits, or
-    126 and 16 bits, or 127 and 64 bits. The last one made is kept: a
-    fan-out hands the same rendered item (the same ``str`` object) to every
-    feed, so it is encoded and framed once, not once per feed."""
-    global _last
-    if text is _last[0]:
-        return _last[1]
+    126 and 16 bits, or 127 and 64 bits. The last few made are kept, by the
+    ``str`` object: a fan-out hands the same rendered items (a move's events
+    and each audience's snapshot, feed after feed) to every feed, so each is
+    encoded and framed once, not once per feed."""
+    kept = _frames.get(id(text))
+    if kept is not None and kept[0] is text:
+        return kept[1]
     payload = text.encode()
     size = len(payload)
     if size <= 125:
@@ -137,11 +138,14 @@ def text_frame(text: str) -> bytes:
         frame = struct.pack("!BBH", _TEXT_FIN, 126, size) + payload
     else:
         frame = struct.pack("!BBQ", _TEXT_FIN, 127, size) + payload
-    _last = (text, frame)
+    if len(_frames) >= FRAMES_KEPT:
+        del _frames[next(iter(_frames))]  # the oldest
+    _frames[id(text)] = (text, frame)  # the text held, so its id is not reused meanwhile
     return frame
 
 
-_last: tuple[str | None, bytes] = (None, b"")
+FRAMES_KEPT = 8
+_frames: dict[int, tuple[str, bytes]] = {}
 
 CORK_SOCKETS = 64
 

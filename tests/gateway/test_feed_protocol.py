@@ -72,6 +72,18 @@ def test_the_same_text_is_framed_once_and_another_anew() -> None:
     assert text_frame(text) == first
 
 
+def test_a_fan_outs_items_taken_in_turn_are_each_framed_once() -> None:
+    """A move's event and each audience's snapshot, feed after feed."""
+    from gateway.feed_protocol import FRAMES_KEPT
+
+    texts = ["".join(["{", f'"item":{n}', "}"]) for n in range(FRAMES_KEPT)]
+    frames = [text_frame(text) for text in texts]
+    for _ in range(3):
+        assert all(text_frame(text) is frame for text, frame in zip(texts, frames, strict=True))
+    text_frame("one more")  # the oldest goes
+    assert text_frame(texts[0]) is not frames[0] and text_frame(texts[0]) == frames[0]
+
+
 def test_a_frame_header_says_the_size_in_the_shortest_form() -> None:
     assert text_frame("a" * 125)[:2] == b"\x81\x7d"
     assert text_frame("a" * 126)[:4] == b"\x81\x7e\x00\x7e"
@@ -180,7 +192,8 @@ async def test_the_frames_of_one_turn_go_out_in_one_write_before_what_uvicorn_se
         await receive()  # until the client goes
 
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, ws=FeedProtocol, log_level="error"))
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, ws=FeedProtocol, log_level="error")
+    server = uvicorn.Server(config)
     serving = asyncio.create_task(server.serve())
     try:
         while not server.started:
