@@ -22,9 +22,9 @@ message dict, a coroutine, wsproto's general frame encoder) per socket.
 The frames written to one socket in one turn of the event loop (a move's
 events and its snapshot, from one live message) go out in one write: a
 system call per socket and turn, not per frame. Held only until
-``CORK_SOCKETS`` sockets have some: a fan-out to thousands gives each its
-event in its first pass and its snapshot in the second, and must not hold
-the first pass back for the second (the clients read while it writes).
+``CORK_SOCKETS`` sockets have some: a fan-out to thousands must not keep
+the first feeds' frames until the last feeds' are made (their clients read
+while it writes).
 """
 
 from __future__ import annotations
@@ -189,12 +189,13 @@ class FeedProtocol(WSProtocol):
         return protocol if isinstance(protocol, FeedProtocol) else None
 
     def write_text(self, text: str) -> bool:
-        """Write a text message (at the end of this turn of the loop, with
-        the others written to this socket in it), if the socket is open and
-        writable; False otherwise (closing, closed, paused by back-pressure): the caller
-        then goes through ``send``, which waits, drops or raises as uvicorn
-        does. wsproto keeps no state for a whole unfragmented message it
-        sends, so bypassing it here leaves it consistent."""
+        """Write a text message (with the others written to this socket in
+        this turn of the loop: see :class:`_Cork`), if the socket is open
+        and writable; False otherwise (closing, closed, paused by
+        back-pressure): the caller then goes through ``send``, which waits,
+        drops or raises as uvicorn does. wsproto keeps no state for a whole
+        unfragmented message it sends, so bypassing it here leaves it
+        consistent."""
         if (
             self.close_sent
             or self.disconnected
