@@ -20,11 +20,12 @@ thousands of feeds) is framed here and written straight to the transport
 (:meth:`FeedProtocol.write_text`), without uvicorn's ``send`` (an ASGI
 message dict, a coroutine, wsproto's general frame encoder) per socket.
 The frames written to one socket in one turn of the event loop (a move's
-events and its snapshot, from one live message) go out in one write: a
-system call per socket and turn, not per frame. Held only until
-``CORK_SOCKETS`` sockets have some: a fan-out to thousands must not keep
-the first feeds' frames until the last feeds' are made (their clients read
-while it writes).
+events and its snapshot, from one live message to a table's few feeds) go
+out in one write: a system call per socket and turn, not per frame. Held
+only until ``CORK_SOCKETS`` sockets have some: the hub hands a message's
+events to every listener before any snapshot, so a fan-out to thousands
+gets each event out at once, not after the snapshots (its clients read
+while it writes; holding every frame to the turn's end measured worse).
 """
 
 from __future__ import annotations
@@ -124,9 +125,9 @@ def text_frame(text: str) -> bytes:
     """A server's WebSocket frame of one whole text message: unmasked (RFC
     6455 5.1: a server never masks), no extension, the length in 7 bits, or
     126 and 16 bits, or 127 and 64 bits. The last few made are kept, by the
-    ``str`` object: a fan-out hands the same rendered items (a move's events
-    and each audience's snapshot, feed after feed) to every feed, so each is
-    encoded and framed once, not once per feed."""
+    ``str`` object: a fan-out hands the same rendered items (a move's events,
+    then each audience's snapshot, audiences in turn) to every feed, so each
+    is encoded and framed once, not once per feed."""
     kept = _frames.get(id(text))
     if kept is not None and kept[0] is text:
         return kept[1]
@@ -147,7 +148,7 @@ def text_frame(text: str) -> bytes:
 FRAMES_KEPT = 8
 _frames: dict[int, tuple[str, bytes]] = {}
 
-CORK_SOCKETS = 64
+CORK_SOCKETS = 16
 
 
 class _Cork:

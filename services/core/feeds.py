@@ -377,28 +377,17 @@ class FeedHub:
             await self._fill(match_id, entry, first_id - 1)
         if update.snapshots:  # the write that starts a match seats the lobby's watchers: before its events
             self._seat_lobby(entry, update.snapshots[0])
-        events = []
         for offset, event in enumerate(update.events):
             event.id = first_id + offset
-            events.append(Item(event))
+            self._broadcast(entry, Item(event))
         if update.events:
             entry.last_id = first_id + len(update.events) - 1
-        # The writer built the snapshots before its write numbered the
-        # events; the message's prefix has the true numbers.
-        for snapshot in update.snapshots:
-            snapshot.last_event_id = first_id + len(update.events) - 1
-        # One Item per audience, each rendered once however many listen.
-        snapshots = {snapshot.seat: Item(snapshot) for snapshot in update.snapshots}
-        # Listener by listener, its events then its snapshot: a socket's
-        # frames of one message go out together (one write), and the
-        # first listeners of a thousand get theirs while the rest wait.
-        for listener in list(entry.listeners):
-            for item in events:
-                listener.offer(item)
-            if snapshots:
-                snapshot_item = snapshots.get(-1 if listener.seat is None else listener.seat)
-                if snapshot_item is not None:
-                    listener.offer(snapshot_item)
+        if update.snapshots:
+            # The writer built them before its write numbered the events; the
+            # message's prefix has the true numbers.
+            for snapshot in update.snapshots:
+                snapshot.last_event_id = first_id + len(update.events) - 1
+            self._hand_out(entry, update.snapshots)
 
     def _broadcast(self, entry: _Match, item: Item) -> None:
         for listener in list(entry.listeners):
@@ -411,6 +400,14 @@ class FeedHub:
         for listener in list(entry.listeners):
             if listener.seat is None and listener.viewer.user_id in seats:
                 listener.sit(seats[listener.viewer.user_id])
+
+    def _hand_out(self, entry: _Match, snapshots: Any) -> None:
+        """Each listener its own audience's snapshot (one Item per audience)."""
+        by_seat = {snapshot.seat: Item(snapshot) for snapshot in snapshots}
+        for listener in list(entry.listeners):
+            item = by_seat.get(-1 if listener.seat is None else listener.seat)
+            if item is not None:
+                listener.offer(item)
 
     async def _fill(self, match_id: str, entry: _Match, up_to: int | None) -> None:
         """Deliver from the history what the live channel may have lost."""
