@@ -9,7 +9,6 @@ import asyncio
 import logging
 import os
 import signal
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,17 +16,10 @@ import pytest
 from services.core import feeds
 from services.core.feeds import HEALTH_SECONDS, POLL_SECONDS, Shard
 from services.core.store import connect
+from tests.integration.waiting import until
 from tools.redis_server import RedisServer
 
 CHANNEL = "live:silent-match"
-
-
-async def _until(done: Callable[[], bool], seconds: float, what: str) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + seconds
-    while not done():
-        assert loop.time() < deadline, f"not within {seconds:.0f} s: {what}"
-        await asyncio.sleep(0.1)
 
 
 @pytest.mark.timeout(180)
@@ -49,8 +41,17 @@ async def test_a_silent_redis_is_pinged_reconnected_to_until_it_answers_and_then
     async def repair(shard: Shard) -> None:
         repaired.append(loop.time())
 
-    def warned(text: str) -> bool:
-        return any(text in record.getMessage() for record in caplog.records)
+    async def silent() -> bool:
+        return any("feed connection silent" in record.getMessage() for record in caplog.records)
+
+    async def lost() -> bool:
+        return any("feed connection lost" in record.getMessage() for record in caplog.records)
+
+    async def was_repaired() -> bool:
+        return bool(repaired)
+
+    async def one_subscriber() -> bool:
+        return await client.pubsub_numsub(CHANNEL) == [(CHANNEL.encode(), 1)]
 
     shard = Shard(client, False, deliver, repair)
     try:
@@ -64,35 +65,25 @@ async def test_a_silent_redis_is_pinged_reconnected_to_until_it_answers_and_then
             # Nothing heard for HEALTH_SECONDS: a PING; its answer not back
             # within as long again: the connection is given up for a new one.
             silent_within = 2 * HEALTH_SECONDS + 3 * POLL_SECONDS + 5
-            await _until(lambda: warned("feed connection silent"), silent_within, "silent")
+            await until(silent, silent_within, every=0.1)
             silent_after = loop.time() - stopped
             assert 2 * HEALTH_SECONDS < silent_after < 2 * HEALTH_SECONDS + 3 * POLL_SECONDS + 2
             # The new connection opens (the kernel accepts for the stopped
             # process) but its PING is not answered either: given up after
             # HEALTH_SECONDS, and tried again.
-            await _until(lambda: warned("feed connection lost"), HEALTH_SECONDS + 5, "the new one given up")
+            await until(lost, HEALTH_SECONDS + 5, every=0.1)
             assert loop.time() - stopped > 3 * HEALTH_SECONDS
             assert repaired == []  # nothing is repaired before Redis has the subscription
         finally:
             os.kill(pid, signal.SIGCONT)
         resumed = loop.time()
 
-        await _until(lambda: bool(repaired), HEALTH_SECONDS + 5, "repaired after Redis answers again")
+        await until(was_repaired, HEALTH_SECONDS + 5, every=0.1)
         assert len(repaired) == 1 and repaired[0] >= resumed
         assert shard.channels == {CHANNEL}
         # The connections given up are closed: Redis drops them as it reads
         # their end, leaving the one subscription.
-        numsub: list[tuple[bytes, int]] = []
-
-        async def one_subscriber() -> bool:
-            numsub[:] = await client.pubsub_numsub(CHANNEL)
-            return numsub == [(CHANNEL.encode(), 1)]
-
-        for _ in range(50):
-            if await one_subscriber():
-                break
-            await asyncio.sleep(0.1)
-        assert numsub == [(CHANNEL.encode(), 1)]
+        await until(one_subscriber, 5, every=0.1)
 
         assert await client.publish(CHANNEL, b"after") == 1
         assert await asyncio.wait_for(delivered.get(), 5) == (CHANNEL, b"after")
