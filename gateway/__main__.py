@@ -24,6 +24,7 @@ from prometheus_client import start_http_server
 
 from gateway.app import FastPath, create_app
 from gateway.feed_protocol import FeedProtocol
+from gateway.http_protocol import HttpProtocol
 from gateway.settings import GatewaySettings
 from gateway.sockets import FeedSockets
 from services.core import logs, tracing, workers
@@ -44,6 +45,7 @@ def uvicorn_config(app: Callable[..., Awaitable[None]], settings: GatewaySetting
         # Compression costs ~40 KB of state per open WebSocket (measured):
         # more than an idle feed may cost.
         ws_per_message_deflate=False,
+        http=HttpProtocol,  # httptools', a response's head and body in one write
         ws=FeedProtocol,  # wsproto's, without the handshake kept by every open socket
         timeout_graceful_shutdown=max(1, int(settings.drain_seconds / 2)),
         lifespan="on",
