@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from gateway.feed_protocol import FeedProtocol, Gate, Inbox, text_frame
+from tests.gateway.served import Recorder, served
 
 
 def event(n: int) -> Any:
@@ -147,29 +148,11 @@ def test_per_feed_objects_have_slots() -> None:
     assert not hasattr(_Open("u", "t", False), "__dict__")
 
 
-class _Recorder:
-    """The socket's transport, its writes noted on their way through."""
-
-    def __init__(self, transport: Any) -> None:
-        self.transport = transport
-        self.writes: list[bytes] = []
-
-    def write(self, data: bytes) -> None:
-        self.writes.append(bytes(data))
-        self.transport.write(data)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.transport, name)
-
-
 async def test_the_frames_of_one_turn_go_out_in_one_write_before_what_uvicorn_sends_next() -> None:
     """A real uvicorn server on loopback, its feeds' protocol ours, and a
     WebSocket client reading what arrives."""
-    import uvicorn
     from wsproto import ConnectionType, WSConnection
     from wsproto.events import AcceptConnection, Request, TextMessage
-
-    from tools.redis_server import free_port
 
     writes: list[list[bytes]] = []
 
@@ -180,7 +163,7 @@ async def test_the_frames_of_one_turn_go_out_in_one_write_before_what_uvicorn_se
         await send({"type": "websocket.accept"})
         protocol = FeedProtocol.of(send)
         assert protocol is not None
-        recorder = _Recorder(protocol.transport)
+        recorder = Recorder(protocol.transport, [])
         protocol.transport = recorder
         assert all(protocol.write_text(f"one turn {n}") for n in range(3))
         assert recorder.writes == []  # not yet: at the end of the turn
@@ -191,13 +174,7 @@ async def test_the_frames_of_one_turn_go_out_in_one_write_before_what_uvicorn_se
         writes.append(recorder.writes[len(writes[0]) :])
         await receive()  # until the client goes
 
-    port = free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, ws=FeedProtocol, log_level="error")
-    server = uvicorn.Server(config)
-    serving = asyncio.create_task(server.serve())
-    try:
-        while not server.started:
-            await asyncio.sleep(0.01)
+    async with served(app, ws=FeedProtocol) as port:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         client = WSConnection(ConnectionType.CLIENT)
         writer.write(client.send(Request(host=f"127.0.0.1:{port}", target="/feed")))
@@ -216,6 +193,3 @@ async def test_the_frames_of_one_turn_go_out_in_one_write_before_what_uvicorn_se
         assert first == [b"".join(text_frame(f"one turn {n}") for n in range(3))]
         assert second[0] == text_frame("corked") and len(second) == 2  # then uvicorn's frame
         writer.close()
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(serving, 10)

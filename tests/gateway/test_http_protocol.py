@@ -10,31 +10,16 @@ from typing import Any
 
 import h11
 import pytest
-import uvicorn
 
 from gateway.http_protocol import HttpProtocol
-from tools.redis_server import free_port
+from tests.gateway.served import Recorder, served
 
 writes: list[bytes] = []
 
 
-class _Recorder:
-    """The socket's transport, its writes noted on their way through."""
-
-    def __init__(self, transport: Any) -> None:
-        self.transport = transport
-
-    def write(self, data: bytes) -> None:
-        writes.append(bytes(data))
-        self.transport.write(data)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.transport, name)
-
-
 class _Recording(HttpProtocol):
     def connection_made(self, transport: Any) -> None:
-        super().connection_made(_Recorder(transport))
+        super().connection_made(Recorder(transport, writes))
 
 
 async def app(scope: Any, receive: Any, send: Any) -> None:
@@ -59,17 +44,8 @@ async def app(scope: Any, receive: Any, send: Any) -> None:
 
 @pytest.fixture
 async def port() -> AsyncIterator[int]:
-    port = free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, http=_Recording, log_level="error")
-    server = uvicorn.Server(config)
-    serving = asyncio.create_task(server.serve())
-    try:
-        while not server.started:
-            await asyncio.sleep(0.01)
+    async with served(app, http=_Recording) as port:
         yield port
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(serving, 10)
 
 
 class _Client:
