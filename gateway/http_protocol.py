@@ -5,13 +5,13 @@ uvicorn writes a response's status line and headers when the app sends
 ``http.response.start`` and its body when it sends ``http.response.body``:
 two writes, and (the socket has Nagle's algorithm off) two packets for the
 client to read, for every answer; on the web path a move is one request. Here
-a response cycle writes through :class:`_Joined`, which holds what it is given
-until the next write joins it or the loop's turn ends, whichever is first.
-An answer's head and body come in one turn (the app sends one after the
-other), so they leave together; a head whose body comes later (a file read
-in a thread, a ``100 Continue``) leaves at the end of its turn, as soon as
-before for any client. The feeds' WebSockets are not touched: an upgrade
-hands the real transport to their protocol (gateway/feed_protocol.py).
+a connection's responses are written through :class:`_Joined`, which holds a
+write until the next one joins it or the loop's turn ends, whichever is
+first. An answer's head and body come in one turn (the app sends one after
+the other), so they leave together; a head whose body comes later (a file
+read in a thread) and a ``100 Continue`` leave at the end of their turn, no
+later than any client could tell. The feeds' WebSockets are not touched: an
+upgrade hands the real transport to their protocol (gateway/feed_protocol.py).
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 class _Joined:
     """What a response cycle uses of its transport (``write``, ``close``,
-    ``is_closing``), writing what it is given in one turn of the loop at
-    once."""
+    ``is_closing``): a write waits for the next one, which goes out with it,
+    or for the end of the loop's turn; a close sends what waits first. One
+    per connection, so pipelined responses keep their order."""
 
     __slots__ = ("held", "loop", "transport")
 
@@ -59,6 +60,8 @@ class _Joined:
 
 
 class HttpProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol, its responses written through :class:`_Joined`."""
+
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._joined = _Joined(transport, self.loop)
