@@ -9,6 +9,7 @@ import asyncio
 import logging
 import os
 import signal
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -41,11 +42,11 @@ async def test_a_silent_redis_is_pinged_reconnected_to_until_it_answers_and_then
     async def repair(shard: Shard) -> None:
         repaired.append(loop.time())
 
-    async def silent() -> bool:
-        return any("feed connection silent" in record.getMessage() for record in caplog.records)
+    def logged(text: str) -> Callable[[], Awaitable[bool]]:
+        async def check() -> bool:
+            return any(text in record.getMessage() for record in caplog.records)
 
-    async def lost() -> bool:
-        return any("feed connection lost" in record.getMessage() for record in caplog.records)
+        return check
 
     async def was_repaired() -> bool:
         return bool(repaired)
@@ -65,13 +66,13 @@ async def test_a_silent_redis_is_pinged_reconnected_to_until_it_answers_and_then
             # Nothing heard for HEALTH_SECONDS: a PING; its answer not back
             # within as long again: the connection is given up for a new one.
             silent_within = 2 * HEALTH_SECONDS + 3 * POLL_SECONDS + 5
-            await until(silent, silent_within, every=0.1)
+            await until(logged("feed connection silent"), silent_within, every=0.1)
             silent_after = loop.time() - stopped
             assert 2 * HEALTH_SECONDS < silent_after < 2 * HEALTH_SECONDS + 3 * POLL_SECONDS + 2
             # The new connection opens (the kernel accepts for the stopped
             # process) but its PING is not answered either: given up after
             # HEALTH_SECONDS, and tried again.
-            await until(lost, HEALTH_SECONDS + 5, every=0.1)
+            await until(logged("feed connection lost"), HEALTH_SECONDS + 5, every=0.1)
             assert loop.time() - stopped > 3 * HEALTH_SECONDS
             assert repaired == []  # nothing is repaired before Redis has the subscription
         finally:

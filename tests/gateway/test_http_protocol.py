@@ -74,7 +74,7 @@ class _Client:
                 assert response is not None
                 return response, body, arrived
 
-    async def next_request(self) -> None:
+    def next_request(self) -> None:
         self.conn.start_next_cycle()
 
 
@@ -90,7 +90,7 @@ async def test_a_response_goes_out_in_one_write_and_the_connection_serves_the_ne
         assert response.status_code == 200 and body == b'{"answer":42}'
         assert len(writes) == 1  # uvicorn alone writes the head, then the body
         assert writes[0].startswith(b"HTTP/1.1 200 OK\r\n") and writes[0].endswith(b"\r\n\r\n" + body)
-        await client.next_request()
+        client.next_request()
     client.writer.close()
 
 
