@@ -107,7 +107,7 @@ from gateway.settings import MatchmakingSettings
 from gateway.tables import Tables
 from services.core import keys
 from services.core.errors import Refused, conflict, invalid, not_found, permission_denied
-from services.core.pipelining import Coalescer
+from services.core.pipelining import CoalescedScript
 from services.core.store import RedisClient
 from services.core.tasks import cancel_requested
 from services.core.tokens import Identity
@@ -246,11 +246,10 @@ class Matchmaking:
         # those made in one turn of the event loop share a round trip
         # (services/core/pipelining.py), as the game services' commits do;
         # so do the finishes of the tables a burst starts side by side (their
-        # matches' replies come in together). One coalescer for all of them:
-        # a turn of a burst runs some of each, in one pipeline, not four.
-        coalesced = Coalescer(redis)
-        self._create, self._status = coalesced.script(CREATE), coalesced.script(STATUS)
-        self._swap, self._finish = coalesced.script(SWAP), coalesced.script(FINISH)
+        # matches' replies come in together). All of them in the client's
+        # one batch: a turn of a burst runs some of each, in one pipeline.
+        self._create, self._status = CoalescedScript(redis, CREATE), CoalescedScript(redis, STATUS)
+        self._swap, self._finish = CoalescedScript(redis, SWAP), CoalescedScript(redis, FINISH)
         self._join, self._close, self._take = script(JOIN), script(CLOSE), script(TAKE)
         self._claim = script(CLAIM)
         self._register, self._prune = script(REGISTER), script(PRUNE)

@@ -21,7 +21,7 @@ import secrets
 from dataclasses import dataclass
 
 from services.core import keys
-from services.core.pipelining import Coalescer
+from services.core.pipelining import CoalescedScript
 from services.core.store import RedisClient
 
 # KEYS[1] the log; ARGV: count, window (µs), a unique member. Returns 0 when
@@ -83,8 +83,9 @@ class RateLimited(Exception):
 class RateLimiter:
     def __init__(self, redis: RedisClient) -> None:
         self.redis = redis
-        scripts = Coalescer(redis)  # the requests of one moment share a round trip
-        self._sliding, self._bucket = scripts.script(_SLIDING), scripts.script(_BUCKET)
+        # The requests of one moment share a round trip, with the client's
+        # other scripts (a move's limit with other moves' commits).
+        self._sliding, self._bucket = CoalescedScript(redis, _SLIDING), CoalescedScript(redis, _BUCKET)
 
     async def hit(self, limit: Limit, subject: str) -> None:
         """Count one request of ``subject`` in a sliding window; raise

@@ -9,9 +9,10 @@ sends them at the end of it as one pipeline (no transaction: each script is
 atomic on its own and independent of the others), then hands each caller its
 own reply or error. A lone call goes out as a plain ``EVALSHA``. Nothing
 changes for the callers: the same replies, the same errors, the same
-compare-and-set in every script. Several scripts may share a
-:class:`Coalescer`, and then one pipeline per turn carries the calls of all
-of them.
+compare-and-set in every script. A client has one :class:`Coalescer`
+(``store.connect``'s ``scripts``): one pipeline per turn carries the calls
+of every coalesced script on it, whoever makes them (a move's rate limit
+beside other moves' commits, a ticket's creation beside another's status).
 
 The batch goes out on the client's :class:`~services.core.wire.Wire` (one
 pipelined connection, hiredis, none of redis-py's per-command machinery),
@@ -38,11 +39,10 @@ _Call = tuple[AsyncScript, tuple[Any, ...], asyncio.Future[Any]]
 
 
 class Coalescer:
-    """The calls of one or more scripts on one client made in one turn of
-    the loop, sent as one pipeline. A :class:`CoalescedScript` has a
-    coalescer of its own unless given one: scripts that share one (a
-    ticket's claim, creation and status, say) share their round trips too,
-    where each would otherwise send its own pipeline in the same turn."""
+    """The calls of the coalesced scripts on one client made in one turn of
+    the loop, sent as one pipeline. One per client (``store.connect``'s
+    ``scripts``): a coalescer per caller would send a pipeline each in the
+    same turn, on the same connection."""
 
     def __init__(self, redis: Any) -> None:
         self._redis = redis
@@ -50,9 +50,6 @@ class Coalescer:
         # batches go out on; a cluster's calls each script directly.
         self._wire: Wire | None = None if isinstance(redis, RedisCluster) else redis.wire
         self._pending: list[_Call] = []
-
-    def script(self, script: str) -> CoalescedScript:
-        return CoalescedScript(self._redis, script, self)
 
     async def call(self, script: AsyncScript, keys: Sequence[Any], args: Sequence[Any]) -> Any:
         if self._wire is None:
@@ -113,9 +110,12 @@ class Coalescer:
 
 
 class CoalescedScript:
-    def __init__(self, redis: Any, script: str, coalescer: Coalescer | None = None) -> None:
+    """A script on a client of ``store.connect``, its calls batched with
+    every other coalesced script's on that client."""
+
+    def __init__(self, redis: Any, script: str) -> None:
         self._script: AsyncScript = redis.register_script(script)
-        self._coalescer = coalescer or Coalescer(redis)
+        self._coalescer: Coalescer = redis.scripts
 
     async def __call__(self, keys: Sequence[Any], args: Sequence[Any]) -> Any:
         return await self._coalescer.call(self._script, keys, args)

@@ -41,6 +41,7 @@ nothing a move could depend on.
 
 from __future__ import annotations
 
+import functools
 import secrets
 import time
 from collections.abc import Callable, Sequence
@@ -54,7 +55,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 
 from services.core import keys, metrics
-from services.core.pipelining import Coalescer
+from services.core.pipelining import CoalescedScript, Coalescer
 from services.core.wire import Wire
 
 RedisClient = Redis | RedisCluster
@@ -76,6 +77,12 @@ class _Measured:
     command name ("hmget", "evalsha" for a Lua script, …; "pipeline"), for
     the game services and the gateway alike; only completed ones, so that a
     Redis nobody reaches shows as no operations at all."""
+
+    @functools.cached_property
+    def scripts(self) -> Coalescer:
+        """The client's coalesced scripts' batch (pipelining.py): what is
+        called in one turn of the loop goes out in one pipeline."""
+        return Coalescer(self)
 
     async def execute_command(self, *args: Any, **options: Any) -> Any:
         started = time.perf_counter()
@@ -262,8 +269,9 @@ class RecordStore:
         self.publish = publish  # "SPUBLISH", "PUBLISH", or "" for no live messages
         self.record = record
         # Concurrent moves' reads and commits share a round trip (pipelining.py).
-        scripts = Coalescer(redis)
-        self._commit, self._load, self._append = (scripts.script(s) for s in (_COMMIT, _LOAD, _APPEND))
+        self._commit, self._load, self._append = (
+            CoalescedScript(redis, s) for s in (_COMMIT, _LOAD, _APPEND)
+        )
 
     async def load(self, table_id: str) -> StoredMatch | None:
         """The record with its version, the write token that made it and the

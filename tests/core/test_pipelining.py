@@ -12,7 +12,8 @@ import pytest
 from redis.exceptions import ResponseError
 
 from services.core import keys, metrics
-from services.core.pipelining import CoalescedScript, Coalescer
+from services.core.limits import Limit, RateLimiter
+from services.core.pipelining import CoalescedScript
 from services.core.store import RecordStore, RedisClient, VersionConflict, connect
 from tests.conftest import STORE_TTL_SECONDS
 from tools.redis_server import RedisServer
@@ -57,13 +58,14 @@ async def test_concurrent_calls_share_one_pipeline_and_get_their_own_replies(red
     assert int(await redis.get(key)) == 8
 
 
-async def test_scripts_of_one_coalescer_share_one_pipeline_and_get_their_own_replies(
+async def test_scripts_on_one_client_share_one_pipeline_and_get_their_own_replies(
     redis: RedisClient,
 ) -> None:
-    shared = Coalescer(redis)
+    """Whoever made them: a store's commits and a rate limiter's checks on
+    one client share a turn's round trip as these two scripts do."""
     fresh = secrets.token_hex(4)  # scripts Redis has not seen: each is loaded on its own NOSCRIPT
-    incr = shared.script(INCR_OR_FAIL + "-- incr " + fresh)
-    echo = shared.script("return ARGV[1] -- echo " + fresh)
+    incr = CoalescedScript(redis, INCR_OR_FAIL + "-- incr " + fresh)
+    echo = CoalescedScript(redis, "return ARGV[1] -- echo " + fresh)
     key = f"t:{secrets.token_hex(4)}"
     await redis.script_flush()
     pipelines = count("pipeline")
@@ -101,3 +103,20 @@ async def test_concurrent_commits_at_one_version_let_exactly_one_win(redis: Redi
     assert all(isinstance(o, VersionConflict) and o.current_version == 2 for o in outcomes if o not in won)
     stored = await store.load(match_id)
     assert stored is not None and stored.version == 2 and stored.last_event_id == 2
+
+
+async def test_a_moves_rate_limit_and_another_moves_commit_share_one_round_trip(redis: RedisClient) -> None:
+    """A game service checks each move's limit and commits moves on one
+    client: made in one turn, the two go out in one pipeline."""
+    store = RecordStore(redis, keys.match, STORE_TTL_SECONDS)
+    limiter = RateLimiter(redis)
+    match_id = secrets.token_hex(6)
+    await store.commit(match_id, 0, {"turn": 0}, [b"start"])
+    await limiter.hit(Limit("actions", 60, 10), "u_first")  # loads the limit's script
+    pipelines = count("pipeline")
+    written, _ = await asyncio.gather(
+        store.commit(match_id, 1, {"turn": 1}, [b"move"]), limiter.hit(Limit("actions", 60, 10), "u_other")
+    )
+    assert count("pipeline") == pipelines + 1
+    assert written.version == 2
+    assert await redis.zcard(keys.rate("actions", "u_other")) == 1
