@@ -207,7 +207,7 @@ async def _node_client(
             tell("go")
             await said("go")
             cpu = cpu_seconds(gateway_pid)
-            sent = time.time() * 1000
+            sent = time.monotonic_ns() / 1e6  # the clock feeds.js reads (CLOCK_MONOTONIC)
             await _move(http, table_id, snap, headers)
             arrived = (await said("arrived"))["arrived"]
             cpu = cpu_seconds(gateway_pid) - cpu

@@ -5,8 +5,11 @@
 // caller counts Redis connections then), then the rest, and prints
 // {"ready": N, "open_seconds"} (the wait for "more" not counted). It then waits for "go" on stdin (the caller
 // reads the gateway's memory meanwhile, then makes one move), and prints
-// {"arrived": [epoch ms, ...]}: when the move's event reached each feed, on
-// the wall clock the caller timed the move on. "close" on stdin (or stdin
+// {"arrived": [ms, ...]}: when the move's event reached each feed, on the
+// machine's monotonic clock (CLOCK_MONOTONIC, as the caller's
+// time.monotonic_ns), which the caller timed the move on: the wall clock
+// may be stepped while the feeds stay open, and this process's
+// performance.timeOrigin is the wall clock at its start. "close" on stdin (or stdin
 // ending) closes every socket and exits. A Node client: the Python one's
 // CPU, on the same two cores, was taken from the gateway it measures.
 //
@@ -27,7 +30,7 @@ const CONCURRENCY = Number(common.option('concurrency', 200));
 const TIMEOUT_S = Number(common.option('timeout', 120));
 common.loopbackOnly(URL_);
 
-const now = () => performance.timeOrigin + performance.now(); // epoch ms, sub-ms
+const now = () => Number(process.hrtime.bigint()) / 1e6; // CLOCK_MONOTONIC, ms
 
 const sockets = [];
 let waiting = null; // during the fan-out: how many feeds still wait for the event
