@@ -45,7 +45,6 @@ class Coalescer:
     same turn, on the same connection."""
 
     def __init__(self, redis: Any) -> None:
-        self._redis = redis
         # A single node's client (from store.connect) carries the Wire its
         # batches go out on; a cluster's calls each script directly.
         self._wire: Wire | None = None if isinstance(redis, RedisCluster) else redis.wire
