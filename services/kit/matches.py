@@ -181,18 +181,16 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         if not request.HasField("action"):
             raise invalid("malformed_action", "action is required")
         action = self._unpack(request.action, self.game.messages.Action, "malformed_action")
-        # The limit's counter and the match are read together: one round trip
-        # of latency, not two. (gather runs _load in a task of its own, whose
-        # log context does not flow back here: set the match id first.)
+        # gather below runs _load in a task of its own, whose log context
+        # does not flow back here: set the match id first.
         logs.MATCH_ID.set(request.match_id)
         kept = self._kept.get(request.match_id)
         if kept is not None and kept.version == request.expected_version:
             await self._limit()
             match = kept.match(request.match_id)
         else:
-            # The limit's counter and the match are read together: one round
-            # trip of latency, not two. (gather runs _load in a task of its
-            # own, whose log context does not flow back here: set above.)
+            # The limit's counter and the match are read together, in one
+            # round trip (the client's one batch, services/core/pipelining.py).
             _, match = await asyncio.gather(self._limit(), self._load(request.match_id))
         seat = self._seated(match)
         if request.expected_version != match.version:
