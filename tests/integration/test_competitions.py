@@ -11,7 +11,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from typing import Any
 
 import grpc
@@ -159,6 +159,18 @@ async def make_admin(http: httpx.AsyncClient, stack: Stack) -> Player:
     body = reply.json()
     assert body["user"]["role"] == "admin"
     return Player(http, body["access_token"], account.user_id, account.name)
+
+
+async def open_tournament(
+    admin: Player, body: dict[str, Any], entrants: Iterable[Player] = ()
+) -> tuple[dict[str, Any], str]:
+    """Announce a tournament and register each of `entrants` on their own;
+    returns what the announcement answered and the tournament's path."""
+    created = await admin.call("POST", "/v1/tournaments", body)
+    path = f"/v1/tournaments/{created['id']}"
+    for player in entrants:
+        await player.call("POST", f"{path}/register", {})
+    return created, path
 
 
 def entrant_players(tournament: dict[str, Any]) -> dict[str, list[str]]:
@@ -331,9 +343,8 @@ async def test_only_admins_announce_and_registration_rules(
             {**body, "game": "dudo", "options": {}, "format": "TOURNAMENT_FORMAT_SINGLE_ELIMINATION"},
         )
     assert refused.value.code == "invalid_tournament"
-    tournament = await admin.call("POST", "/v1/tournaments", body)
+    tournament, path = await open_tournament(admin, body)
     assert tournament["status"] == "TOURNAMENT_STATUS_REGISTRATION" and tournament["table_size"] == 2
-    path = f"/v1/tournaments/{tournament['id']}"
     await ana.call("POST", f"{path}/register", {})
     with pytest.raises(ApiRefused) as refused:
         await ana.call("POST", f"{path}/register", {})
@@ -354,9 +365,10 @@ async def test_a_16_player_swiss_bozo_duel_tournament_survives_a_killed_replica(
 ) -> None:
     a, b = http
     admin = await make_admin(a, comp_stack)
-    created = await admin.call(
-        "POST",
-        "/v1/tournaments",
+    # Half the players on each replica; after the kill, everyone on replica 0.
+    players = [await register(a if i % 2 else b, f"p{i}") for i in range(16)]
+    created, path = await open_tournament(
+        admin,
         {
             "name": "Copa Bozó",
             "game": "bozo",
@@ -364,12 +376,8 @@ async def test_a_16_player_swiss_bozo_duel_tournament_survives_a_killed_replica(
             "format": "TOURNAMENT_FORMAT_SWISS",
             "max_entrants": 16,
         },
+        players,
     )
-    path = f"/v1/tournaments/{created['id']}"
-    # Half the players on each replica; after the kill, everyone on replica 0.
-    players = [await register(a if i % 2 else b, f"p{i}") for i in range(16)]
-    for player in players:
-        await player.call("POST", f"{path}/register", {})
     started = await admin.call("POST", f"{path}/start")
     assert started["status"] == "TOURNAMENT_STATUS_RUNNING" and started["rounds_planned"] == 4
     assert sorted(e["seed"] for e in started["entrants"]) == list(range(1, 17))
@@ -436,9 +444,8 @@ async def test_an_8_team_single_elimination_domino_tournament(
 ) -> None:
     a, b = http
     admin = await make_admin(a, comp_stack)
-    created = await admin.call(
-        "POST",
-        "/v1/tournaments",
+    created, path = await open_tournament(
+        admin,
         {
             "name": "Taça Dominó",
             "game": "domino",
@@ -447,7 +454,6 @@ async def test_an_8_team_single_elimination_domino_tournament(
         },
     )
     assert created["team_size"] == 2 and created["table_size"] == 4
-    path = f"/v1/tournaments/{created['id']}"
     players = [await register(a if i % 2 else b, f"d{i}") for i in range(16)]
     for first, second in zip(players[::2], players[1::2], strict=True):
         mine = await first.call("POST", f"{path}/register", {})
@@ -485,9 +491,9 @@ async def test_a_dudo_swiss_tournament_of_multi_player_tables(
 ) -> None:
     a, b = http
     admin = await make_admin(a, comp_stack)
-    created = await admin.call(
-        "POST",
-        "/v1/tournaments",
+    players = [await register(a if i % 2 else b, f"u{i}") for i in range(10)]
+    created, path = await open_tournament(
+        admin,
         {
             "name": "Dudo aberto",
             "game": "dudo",
@@ -496,12 +502,9 @@ async def test_a_dudo_swiss_tournament_of_multi_player_tables(
             "rounds": 2,
             "table_size": 6,
         },
+        players,
     )
     assert created["table_size"] == 6 and created["team_size"] == 1
-    path = f"/v1/tournaments/{created['id']}"
-    players = [await register(a if i % 2 else b, f"u{i}") for i in range(10)]
-    for player in players:
-        await player.call("POST", f"{path}/register", {})
     # Both replicas asked at once: one start, one first round.
     other_face = Player(b, admin.token, admin.user_id, admin.name)
     started, again = await asyncio.gather(
@@ -555,9 +558,8 @@ async def test_a_tournament_starts_at_its_time_and_an_absent_player_forfeits(
     admin = await make_admin(a, comp_stack)
     # Accounts first (signing up takes a while): registering is quick.
     players = [await register(a if i % 2 else b, f"t{i}") for i in range(3)]
-    created = await admin.call(
-        "POST",
-        "/v1/tournaments",
+    _, path = await open_tournament(
+        admin,
         {
             "name": "Relâmpago",
             "game": "bozo",
@@ -567,10 +569,8 @@ async def test_a_tournament_starts_at_its_time_and_an_absent_player_forfeits(
             "rounds": 1,
             "starts_at": time.time() + 5,
         },
+        players,
     )
-    path = f"/v1/tournaments/{created['id']}"
-    for player in players:
-        await player.call("POST", f"{path}/register", {})
 
     async def running() -> bool:
         now = await admin.call("GET", path)
@@ -810,9 +810,8 @@ async def test_the_periodic_check_starts_a_round_whose_tables_could_not_start(
     a, _ = http
     admin = await make_admin(a, comp_stack)
     players = [await register(a, f"c{i}") for i in range(2)]
-    created = await admin.call(
-        "POST",
-        "/v1/tournaments",
+    created, path = await open_tournament(
+        admin,
         {
             "name": "Apagão",
             "game": "bozo",
@@ -820,10 +819,8 @@ async def test_the_periodic_check_starts_a_round_whose_tables_could_not_start(
             "format": "TOURNAMENT_FORMAT_SWISS",
             "max_entrants": 2,
         },
+        players,
     )
-    path = f"/v1/tournaments/{created['id']}"
-    for player in players:
-        await player.call("POST", f"{path}/register", {})
     comp_stack.stop("bozo")
     try:
         with pytest.raises(ApiRefused) as refused:
@@ -852,9 +849,8 @@ async def test_bozo_duplas_swiss_with_teams_and_a_bye(
 ) -> None:
     a, b = http
     admin = await make_admin(a, comp_stack)
-    created = await admin.call(
-        "POST",
-        "/v1/tournaments",
+    created, path = await open_tournament(
+        admin,
         {
             "name": "Duplas",
             "game": "bozo",
@@ -864,7 +860,6 @@ async def test_bozo_duplas_swiss_with_teams_and_a_bye(
         },
     )
     assert (created["mode"], created["team_size"], created["table_size"]) == ("duplas", 2, 4)
-    path = f"/v1/tournaments/{created['id']}"
     players = [await register(a if i % 2 else b, f"j{i}") for i in range(7)]
     for first, second in zip(players[:6:2], players[1:6:2], strict=True):
         code = (await first.call("POST", f"{path}/register", {}))["team_code"]
@@ -930,10 +925,7 @@ async def test_an_admin_removes_a_no_show_and_calls_a_tournament_off(
         "max_entrants": 4,
         "table_size": 2,
     }
-    created = await admin.call("POST", "/v1/tournaments", body)
-    path = f"/v1/tournaments/{created['id']}"
-    for player in players:
-        await player.call("POST", f"{path}/register", {})
+    _, path = await open_tournament(admin, body, players)
     no_show = next(
         e
         for e in (await admin.call("GET", path))["entrants"]
@@ -977,12 +969,9 @@ async def test_a_round_deadline_forfeits_no_shows_and_the_tournament_finishes_by
     with pytest.raises(ApiRefused) as short:
         await admin.call("POST", "/v1/tournaments", {**body, "round_seconds": 10})
     assert (short.value.status, short.value.code) == (422, "invalid_tournament")
-    created = await admin.call("POST", "/v1/tournaments", body)
-    assert created["round_seconds"] == 3600  # the default
     players = [await register(a if i % 2 else b, f"prazo{i}") for i in range(4)]
-    path = f"/v1/tournaments/{created['id']}"
-    for player in players:
-        await player.call("POST", f"{path}/register", {})
+    created, path = await open_tournament(admin, body, players)
+    assert created["round_seconds"] == 3600  # the default
     await admin.call("POST", f"{path}/start", {})
     tournament = await admin.call("GET", path)
     members = entrant_players(tournament)
@@ -1049,12 +1038,9 @@ async def test_a_partner_who_withdraws_leaves_the_other_registered_and_told(
     a = http[0]
     admin = await make_admin(a, comp_stack)
     first, second, third, fourth, fifth = [await register(a, f"parceiro{i}") for i in range(5)]
-    created = await admin.call(
-        "POST",
-        "/v1/tournaments",
-        {"name": "Duplas", "game": "domino", "format": "TOURNAMENT_FORMAT_SWISS", "max_entrants": 4},
+    created, path = await open_tournament(
+        admin, {"name": "Duplas", "game": "domino", "format": "TOURNAMENT_FORMAT_SWISS", "max_entrants": 4}
     )
-    path = f"/v1/tournaments/{created['id']}"
     code = (await first.call("POST", f"{path}/register", {}))["team_code"]
     await second.call("POST", f"{path}/register", {"team_code": code})
     async with SocialFeed(comp_stack.gateway(1), second.token) as told:
@@ -1106,9 +1092,8 @@ async def test_an_admin_edits_a_tournament_before_its_start_on_both_faces(
     a, b = http
     admin = await make_admin(a, comp_stack)
     players = [await register(b, f"edita{i}") for i in range(3)]
-    created = await admin.call(
-        "POST",
-        "/v1/tournaments",
+    created, path = await open_tournament(
+        admin,
         {
             "name": "Copa",
             "game": "bozo",
@@ -1116,10 +1101,8 @@ async def test_an_admin_edits_a_tournament_before_its_start_on_both_faces(
             "format": "TOURNAMENT_FORMAT_SWISS",
             "max_entrants": 8,
         },
+        players,
     )
-    path = f"/v1/tournaments/{created['id']}"
-    for player in players:
-        await player.call("POST", f"{path}/register", {})
     later = time.time() + 3600
     edited = await admin.call(
         "POST",
