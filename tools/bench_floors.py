@@ -183,6 +183,7 @@ def describe(floors: dict[str, dict[str, Any]], rows: list[Row]) -> str:
             f"the gRPC path's least possible cost per move (a call and one Redis round trip): {both:.3f} ms,"
             f" so its 0.5 ms target leaves {max(0.0, 0.5 - both):.3f} ms for the move itself"
         )
+        lines += ceiling(floors["grpc+redis"], rows)
     lines.append("server CPU per move as a multiple of its floor:")
     for row in rows:
         if row.path == "reference":
@@ -201,6 +202,28 @@ def describe(floors: dict[str, dict[str, Any]], rows: list[Row]) -> str:
             parts.append(f"service + redis {served / both:.1f}× the call with a round trip")
         lines.append(f"- {row.path}{before}, {row.matches} matches of {row.players}: " + ", ".join(parts))
     return "\n".join(lines)
+
+
+def ceiling(floor: dict[str, Any], rows: list[Row]) -> list[str]:
+    """The most moves/s this machine could carry on the gRPC path if a move
+    cost no more than its floor: the cores the bench may use over the floor's
+    server and driver CPU per call, which share them. Set against the
+    reference's moves/s, it says whether the 1.0× target is within this
+    machine's reach at all, whatever the service does above the floor."""
+    cores = len(os.sched_getaffinity(0))
+    most = cores * 1000 / (floor["server_cpu_ms"] + floor["driver_cpu_ms"])
+    lines = [
+        f"at that floor and its driver's {floor['driver_cpu_ms']:.3f} ms a call, {cores} cores carry at most"
+        f" {most:,.0f} moves/s on the gRPC path; against the reference:"
+    ]
+    for row in rows:
+        if row.path == "reference" and not row.before and not row.layout:
+            reference = row.result["moves_per_second"]
+            lines.append(
+                f"- {row.matches} matches of {row.players}: {reference:,.0f} moves/s, so at most"
+                f" {most / reference:.2f}× at the floor"
+            )
+    return lines
 
 
 def main() -> None:

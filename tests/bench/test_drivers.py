@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -134,7 +135,13 @@ def test_the_floors_are_measured_and_every_path_is_read_against_its_own(
     # counts the echo's process and redis-server's.
     assert floors["grpc+redis"]["server_cpu_ms"] > floors["grpc"]["server_cpu_ms"], floors
     web, grpc_row = rodada.row("web", MATCHES, 1), rodada.row("grpc", MATCHES, 1)
-    text = bench_floors.describe(floors, [web, grpc_row])
+    reference = bench.Row("reference", MATCHES, 1, {"moves_per_second": 1000.0})
+    text = bench_floors.describe(floors, [reference, web, grpc_row])
+    # What the box could carry at the floor, with the floor's driver on the same cores.
+    floor = floors["grpc+redis"]
+    most = len(os.sched_getaffinity(0)) * 1000 / (floor["server_cpu_ms"] + floor["driver_cpu_ms"])
+    assert f"carry at most {most:,.0f} moves/s on the gRPC path" in text
+    assert f"- {MATCHES} matches of 1: 1,000 moves/s, so at most {most / 1000:.2f}× at the floor" in text
     multiple = web.cpu["gateway"] / floors["asgi"]["server_cpu_ms"]
     assert f"gateway {multiple:.1f}×" in text
     assert f"yatzy {web.cpu['yatzy'] / floors['grpc']['server_cpu_ms']:.1f}×" in text
