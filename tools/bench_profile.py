@@ -96,6 +96,8 @@ def main() -> None:
     if spy is None:
         raise SystemExit("py-spy not found (pip install py-spy)")
     settings = bench.Settings(seconds=args.seconds, matches=(args.matches,), players=(args.players,))
+    args.out.mkdir(parents=True, exist_ok=True)
+    failures: dict[str, str] = {}
     with tempfile.TemporaryDirectory() as tmp:
         rodada = bench.Rodada(Path(tmp), settings)
         try:
@@ -108,7 +110,9 @@ def main() -> None:
                 command += ["--duration", str(int(args.seconds)), "--rate", "100", "-o", str(outputs[name])]
                 if args.native:
                     command.append("--native")
-                subprocess.run(command, capture_output=True, check=False)
+                done = subprocess.run(command, capture_output=True, text=True, check=False)
+                if done.returncode != 0:
+                    failures[name] = (done.stderr or done.stdout).strip()
 
             for name in names:
                 thread = threading.Thread(target=record, args=(name,))
@@ -125,6 +129,9 @@ def main() -> None:
     print(bench.table([row]))
     for name, output in outputs.items():
         print(f"\n{name} ({output}):")
+        if name in failures or not output.exists():
+            print(f"py-spy recorded nothing: {failures.get(name) or 'no output'}")
+            continue
         for lib, share in shares(output)[:14]:
             print(f"{share:5.1f} %  {lib}")
 
