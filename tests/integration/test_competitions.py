@@ -78,18 +78,25 @@ def domino_move(snap: dict[str, Any]) -> dict[str, Any]:
     return {"play": {"tile": choice["tile"], **({"end": choice["ends"][0]} if choice.get("ends") else {})}}
 
 
-async def play_table(players: dict[str, Player], table_id: str, move: Move) -> dict[str, Any]:
-    """Play a started table to its end, each seat's move from its own view."""
-    anyone = next(iter(players.values()))
+async def first_view(player: Player, table_id: str) -> dict[str, Any]:
+    """The player's view of a tournament's table once it has started: a
+    round's tables start just after the round does, each on its own."""
 
     async def started() -> bool:
         try:
-            await anyone.view(table_id)
+            await player.view(table_id)
         except ApiRefused:
             return False
         return True
 
     await until(started, timeout=60, every=0.2)
+    return await player.view(table_id)
+
+
+async def play_table(players: dict[str, Player], table_id: str, move: Move) -> dict[str, Any]:
+    """Play a started table to its end, each seat's move from its own view."""
+    anyone = next(iter(players.values()))
+    await first_view(anyone, table_id)
     while True:
         try:
             snap = await anyone.view(table_id)
@@ -584,16 +591,7 @@ async def test_a_tournament_starts_at_its_time_and_an_absent_player_forfeits(
     members = entrant_players(tournament)
     by_user = {p.user_id: p for p in players}
     seated = [by_user[members[e][0]] for e in board["entrant_ids"]]
-
-    async def started() -> bool:
-        try:
-            await seated[0].view(board["table_id"])
-        except ApiRefused:
-            return False
-        return True
-
-    await until(started, timeout=60)
-    snap = await seated[0].view(board["table_id"])
+    snap = await first_view(seated[0], board["table_id"])
     (idle,) = snap["to_act"]
     absent = by_user[snap["seats"][idle]["user_id"]]
     present = next(p for p in seated if p is not absent)
@@ -978,16 +976,7 @@ async def test_a_round_deadline_forfeits_no_shows_and_the_tournament_finishes_by
     by_user = {p.user_id: p for p in players}
     acting_board, empty_board = tournament["rounds"][0]["boards"]
     seated = [by_user[members[e][0]] for e in acting_board["entrant_ids"]]
-
-    async def started() -> bool:
-        try:
-            await seated[0].view(acting_board["table_id"])
-        except ApiRefused:
-            return False
-        return True
-
-    await until(started, timeout=60)
-    snap = await seated[0].view(acting_board["table_id"])
+    snap = await first_view(seated[0], acting_board["table_id"])
     (to_act,) = snap["to_act"]
     present = by_user[snap["seats"][to_act]["user_id"]]
     absent = next(p for p in seated if p is not present)
