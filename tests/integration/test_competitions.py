@@ -81,16 +81,17 @@ def domino_move(snap: dict[str, Any]) -> dict[str, Any]:
 async def first_view(player: Player, table_id: str) -> dict[str, Any]:
     """The player's view of a tournament's table once it has started: a
     round's tables start just after the round does, each on its own."""
+    views: list[dict[str, Any]] = []
 
     async def started() -> bool:
         try:
-            await player.view(table_id)
+            views.append(await player.view(table_id))
         except ApiRefused:
             return False
         return True
 
     await until(started, timeout=60, every=0.2)
-    return await player.view(table_id)
+    return views[-1]
 
 
 async def play_table(players: dict[str, Player], table_id: str, move: Move) -> dict[str, Any]:
